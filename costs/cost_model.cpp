@@ -1,0 +1,41 @@
+#include "costs/cost_model.hpp"
+
+#include <algorithm>
+
+#include "costs/slapo_cost_model.hpp"
+#include "ir/error.hpp"
+
+namespace shardsynth::costs {
+
+ir::Spec apply(const Collective& step, const ir::Spec& spec) {
+  ir::Spec out = spec;
+  auto drop = [&](std::vector<int>& axes) { axes.erase(std::remove(axes.begin(), axes.end(), step.mesh_axis), axes.end()); };
+  if (step.src_dim >= 0) drop(out.dims[step.src_dim]);
+  if (step.kind == CollectiveKind::all_reduce || step.kind == CollectiveKind::reduce_scatter) drop(out.partial);
+  if (step.dst_dim >= 0) out.dims[step.dst_dim].push_back(step.mesh_axis);
+  return out;
+}
+
+std::optional<int64_t> CostModel::reshard_cost(const ir::TensorType& tensor, const ir::Spec& from, const ir::Spec& to,
+                                               const ir::Mesh& mesh) const {
+  auto plan = plan_resharding(from, to, mesh);
+  if (!plan) return std::nullopt;
+  int64_t total = 0;
+  ir::Spec current = from;
+  for (const auto& step : *plan) {
+    total += collective_cost(step, tensor, current, mesh);
+    current = apply(step, current);
+  }
+  return total;
+}
+
+std::vector<std::string> cost_model_names() { return {"slapo"}; }
+
+std::unique_ptr<CostModel> make_cost_model(std::string_view name) {
+  if (name == "slapo") return std::make_unique<SlapoCostModel>();
+  std::string known;
+  for (const auto& n : cost_model_names()) known += (known.empty() ? "" : ", ") + n;
+  throw ir::InputError("unknown cost model '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace shardsynth::costs

@@ -1,0 +1,14 @@
+#pragma once
+// Whole-file reads and atomic writes.
+#include <string>
+
+namespace shardsynth::ir {
+
+// Writes `content` to a temporary file beside `path`, then renames it over
+// `path`, so that readers never see a partial file. Throws InputError naming
+// the path when it cannot be written.
+void write_file_atomic(const std::string& path, const std::string& content);
+// Throws InputError naming the path when it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace shardsynth::ir

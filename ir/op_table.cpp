@@ -1,0 +1,222 @@
+#include "ir/op_table.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "ir/error.hpp"
+
+namespace shardsynth::ir {
+namespace {
+
+constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+constexpr std::size_t kNumLetters = sizeof(kLetters) - 1;
+
+char letter(std::size_t i) {
+  if (i >= kNumLetters) throw InputError("tensor rank too large for a sharding equation");
+  return kLetters[i];
+}
+
+std::string letters(std::size_t count, std::size_t first = 0) {
+  std::string text;
+  for (std::size_t i = 0; i < count; ++i) text += letter(first + i);
+  return text;
+}
+
+const Node& expect_attr(const Node& node, const std::string& name, std::size_t count) {
+  auto it = node.attrs.find(name);
+  if (it == node.attrs.end() || (count > 0 && it->second.size() != count)) {
+    throw InputError("node '" + node.name + "' (" + node.kind + ") needs attribute '" + name + "'" +
+                     (count > 0 ? " with " + std::to_string(count) + " values" : ""));
+  }
+  return node;
+}
+
+std::vector<int> normalized_dims(const Node& node, const std::vector<int64_t>& raw, std::size_t rank) {
+  std::vector<int> dims;
+  for (int64_t d : raw) {
+    int64_t n = d < 0 ? d + static_cast<int64_t>(rank) : d;
+    if (n < 0 || n >= static_cast<int64_t>(rank)) {
+      throw InputError("node '" + node.name + "': dim " + std::to_string(d) + " is out of range for rank " + std::to_string(rank));
+    }
+    dims.push_back(static_cast<int>(n));
+  }
+  return dims;
+}
+
+Equation permute_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  const std::size_t rank = inputs.at(0).size();
+  expect_attr(node, "dims", rank);
+  std::vector<int> perm = normalized_dims(node, node.attrs.at("dims"), rank);
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (sorted[i] != static_cast<int>(i)) throw InputError("node '" + node.name + "': dims is not a permutation");
+  }
+  std::string out;
+  for (int d : perm) out += letter(d);
+  return {letters(rank) + "->" + out, {}};
+}
+
+Equation transpose_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  const std::size_t rank = inputs.at(0).size();
+  expect_attr(node, "dims", 2);
+  std::vector<int> pair = normalized_dims(node, node.attrs.at("dims"), rank);
+  std::string out = letters(rank);
+  std::swap(out[pair[0]], out[pair[1]]);
+  return {letters(rank) + "->" + out, {}};
+}
+
+// Pairs up runs of input and output dims with equal products. A run that maps
+// one dim to several becomes a grouped dim "(abc)"; a run with several dims
+// on both sides has no factorization and its factors must stay replicated,
+// which the caller marks with upper-case letters.
+Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  const auto& in = inputs.at(0);
+  const auto& out = node.type.shape;
+  if (num_elements(in) != num_elements(out)) {
+    throw InputError("node '" + node.name + "' views " + shape_string(in) + " as " + shape_string(out) +
+                     ": element counts differ");
+  }
+  std::string lhs, rhs;
+  std::map<char, int64_t> sizes;
+  std::size_t next = 0, i = 0, j = 0;
+  auto group = [](const std::string& s) { return s.size() == 1 ? s : "(" + s + ")"; };
+  while (i < in.size() || j < out.size()) {
+    if (i == in.size() || j == out.size()) {  // trailing extent-1 dims
+      char c = letter(next++);
+      sizes[c] = 1;
+      (i == in.size() ? rhs : lhs) += c;
+      (i == in.size() ? j : i)++;
+      continue;
+    }
+    std::size_t i0 = i, j0 = j;
+    int64_t pa = in[i++], pb = out[j++];
+    while (pa != pb) {
+      if (pa < pb && i < in.size()) {
+        pa *= in[i++];
+      } else if (pb < pa && j < out.size()) {
+        pb *= out[j++];
+      } else {
+        break;
+      }
+    }
+    const std::size_t n_in = i - i0, n_out = j - j0;
+    if (n_in == 1 || n_out == 1) {
+      // The single dim is grouped; the other side's dims are its factors.
+      const auto& many = n_in == 1 ? out : in;
+      std::size_t start = n_in == 1 ? j0 : i0, count = n_in == 1 ? n_out : n_in;
+      std::string factors = letters(count, next);
+      for (std::size_t k = 0; k < count; ++k) sizes[factors[k]] = many[start + k];
+      next += count;
+      lhs += n_in == 1 ? group(factors) : factors;
+      rhs += n_out == 1 ? group(factors) : factors;
+    } else {
+      for (std::size_t k = 0; k < n_in; ++k) lhs += static_cast<char>(std::toupper(letter(next++)));
+      for (std::size_t k = 0; k < n_out; ++k) rhs += static_cast<char>(std::toupper(letter(next++)));
+    }
+  }
+  return {lhs + "->" + rhs, sizes};
+}
+
+std::map<std::string, OpKindInfo, std::less<>> build_table() {
+  using K = FactorKind;
+  const ParamInfo weight_in_out{"weight", true, {1, 0}};
+  const ParamInfo bias{"bias", false, {}};
+  const ParamInfo norm_weight{"weight", false, {}};
+  std::vector<OpKindInfo> entries = {
+      {"linear", "call_module", "<class 'torch.nn.modules.linear.Linear'>", "...k,nk,n->...n", {{'k', K::reduction}},
+       {weight_in_out, bias}, nullptr},
+      {"matmul", "call_function", "<built-in method matmul>", "...mk,...kn->...mn", {{'k', K::reduction}}, {}, nullptr},
+      {"gelu", "call_function", "<built-in function gelu>", "...->...", {}, {}, nullptr},
+      {"relu", "call_function", "<function relu>", "...->...", {}, {}, nullptr},
+      {"dropout", "call_function", "<function dropout>", "...->...", {}, {}, nullptr},
+      {"add", "call_function", "<built-in function add>", "...,...->...", {}, {}, nullptr},
+      {"layernorm", "call_module", "<class 'torch.nn.modules.normalization.LayerNorm'>", "...d,d,d->...d",
+       {{'d', K::needs_replication}}, {norm_weight, bias}, nullptr},
+      {"softmax", "call_function", "<function softmax>", "...d->...d", {{'d', K::needs_replication}}, {}, nullptr},
+      {"view", "call_method", "view", "", {}, {}, view_equation},
+      {"permute", "call_method", "permute", "", {}, {}, permute_equation},
+      {"transpose", "call_method", "transpose", "", {}, {}, transpose_equation},
+  };
+  std::map<std::string, OpKindInfo, std::less<>> table;
+  for (auto& entry : entries) table.emplace(entry.kind, std::move(entry));
+  return table;
+}
+
+}  // namespace
+
+const std::map<std::string, OpKindInfo, std::less<>>& op_table() {
+  static const auto table = build_table();
+  return table;
+}
+
+bool is_boundary(std::string_view kind) { return kind == kPlaceholder || kind == kOutput; }
+
+const OpKindInfo& op_info(std::string_view kind, std::string_view node_name) {
+  const auto& table = op_table();
+  auto it = table.find(kind);
+  if (it == table.end()) {
+    std::string where = node_name.empty() ? "" : " at node '" + std::string(node_name) + "'";
+    throw InputError("unknown op kind '" + std::string(kind) + "'" + where);
+  }
+  return it->second;
+}
+
+std::string fx_op_of(const Node& node) {
+  if (is_boundary(node.kind)) return node.kind;
+  return op_info(node.kind, node.name).fx_op;
+}
+
+std::string fx_target_of(const Node& node) {
+  if (!node.target.empty()) return node.target;
+  if (node.kind == kPlaceholder) return node.name;
+  if (node.kind == kOutput) return std::string(kOutput);
+  return op_info(node.kind, node.name).fx_target;
+}
+
+ShardingRule rule_for(const Graph& graph, Vertex v) {
+  const Node& node = graph.node(v);
+  const OpKindInfo& info = op_info(node.kind, node.name);
+  std::vector<std::vector<int64_t>> shapes;
+  for (Vertex input : graph.inputs_of(v)) shapes.push_back(graph.node(input).type.shape);
+  if (node.params.size() != info.params.size()) {
+    throw InputError("node '" + node.name + "' (" + node.kind + ") has " + std::to_string(node.params.size()) +
+                     " params, expected " + std::to_string(info.params.size()));
+  }
+  Equation equation = info.derive ? info.derive(node, shapes) : Equation{info.equation, {}};
+  for (std::size_t p = 0; p < node.params.size(); ++p) {
+    if (node.params[p].name != info.params[p].name) {
+      throw InputError("node '" + node.name + "': param " + std::to_string(p) + " is '" + node.params[p].name +
+                       "', expected '" + info.params[p].name + "'");
+    }
+    shapes.push_back(node.params[p].type.shape);
+  }
+  std::map<char, FactorKind> kinds = info.kinds;
+  // Upper-case letters mark factors with no factorization (see view_equation).
+  for (char c : equation.text) {
+    if (c >= 'A' && c <= 'Z') kinds[c] = FactorKind::needs_replication;
+  }
+  try {
+    return make_rule(equation.text, kinds, shapes, node.type.shape, equation.sizes);
+  } catch (const InputError& e) {
+    throw InputError("node '" + node.name + "' (" + node.kind + "): " + e.what());
+  }
+}
+
+std::string rule_table_text() {
+  std::string text;
+  for (const auto& [kind, info] : op_table()) {
+    text += kind + ": " + (info.derive ? "<from shapes and attrs>" : info.equation);
+    for (const auto& [letter_char, factor_kind] : info.kinds) {
+      text += " " + std::string(1, letter_char) + "=" + std::string(factor_kind_name(factor_kind));
+    }
+    if (!info.params.empty()) {
+      text += " params=";
+      for (std::size_t p = 0; p < info.params.size(); ++p) text += (p ? "," : "") + info.params[p].name;
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace shardsynth::ir

@@ -1,0 +1,62 @@
+#pragma once
+// The op table: every op kind's sharding rule as data, in one place, keyed by
+// kind. A new op is a new entry here (plus a golden line in the rule-table
+// test); nothing downstream looks at op names.
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "ir/sharding_rule.hpp"
+
+namespace shardsynth::ir {
+
+// Graph-boundary kinds: they carry no sharding rule.
+inline constexpr std::string_view kPlaceholder = "placeholder";
+inline constexpr std::string_view kOutput = "output";
+
+struct ParamInfo {
+  std::string name;              // attribute name ("weight", "bias")
+  bool shown_in_spec = false;    // whether the iteration table's InSpec column lists it
+  std::vector<int> display_perm; // dims as the op's math sees them, e.g. {1, 0}: Linear's [out, in] weight shown [in, out]; empty = as stored
+};
+
+// An equation instantiated for one node: text plus extents of factors that
+// occur only inside grouped dims.
+struct Equation {
+  std::string text;                // e.g. "...k,nk,n->...n"
+  std::map<char, int64_t> sizes;   // extents not readable off the shapes
+};
+
+// Builds a node's equation from its shapes and attributes, for kinds whose
+// equation depends on them (view, permute, transpose).
+using EquationFn = std::function<Equation(const Node& node, const std::vector<std::vector<int64_t>>& input_shapes)>;
+
+struct OpKindInfo {
+  std::string kind;                      // table key
+  std::string fx_op;                     // torch.fx opcode for the graph table: call_module, call_function, call_method
+  std::string fx_target;                 // default target text for the graph table
+  std::string equation;                  // operands: tensor inputs then params; empty when `derive` builds it
+  std::map<char, FactorKind> kinds;      // factor kinds by letter; unlisted letters are pass_through
+  std::vector<ParamInfo> params;         // parameters, in operand order after the tensor inputs
+  EquationFn derive;                     // set for shape-dependent equations
+};
+
+// The whole table, ordered by kind.
+const std::map<std::string, OpKindInfo, std::less<>>& op_table();
+// One entry; throws InputError("unknown op kind 'foo' at node 'bar'") when absent.
+const OpKindInfo& op_info(std::string_view kind, std::string_view node_name = {});
+// Whether a kind is a graph boundary (placeholder, output).
+bool is_boundary(std::string_view kind);
+// The fx opcode and target text the graph table prints for a node.
+std::string fx_op_of(const Node& node);
+std::string fx_target_of(const Node& node);
+// The node's sharding rule: operands are its tensor inputs, then its params.
+// Throws InputError naming the node when the shapes do not fit the equation.
+ShardingRule rule_for(const Graph& graph, Vertex v);
+// One line per kind: kind, equation and factor kinds, params. Golden-tested.
+std::string rule_table_text();
+
+}  // namespace shardsynth::ir

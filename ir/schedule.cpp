@@ -1,0 +1,99 @@
+#include "ir/schedule.hpp"
+
+#include "ir/error.hpp"
+
+namespace shardsynth::ir {
+
+std::string to_text(const Directive& d) {
+  std::string head = "sch[\"" + d.node + "\"]";
+  if (d.kind == DirectiveKind::shard) return head + ".shard(\"" + d.param + "\", dim=" + std::to_string(d.dim) + ")";
+  std::string text = head + ".sync(mode=\"" + d.mode + "\", sync_op_or_fn=\"" + d.sync_op + "\"";
+  if (d.arg >= 0) text += ", arg=" + std::to_string(d.arg);
+  return text + ")";
+}
+
+std::string directives_text(const Schedule& schedule) {
+  std::string text;
+  for (const auto& d : schedule.directives) text += to_text(d) + "\n";
+  return text;
+}
+
+nlohmann::json to_json(const Schedule& s) {
+  nlohmann::json directives = nlohmann::json::array();
+  for (const auto& d : s.directives) {
+    nlohmann::json j{{"node", d.node}};
+    if (d.kind == DirectiveKind::shard) {
+      j["kind"] = "shard";
+      j["param"] = d.param;
+      j["dim"] = d.dim;
+    } else {
+      j["kind"] = "sync";
+      j["mode"] = d.mode;
+      j["sync_op_or_fn"] = d.sync_op;
+      if (d.arg >= 0) j["arg"] = d.arg;
+    }
+    directives.push_back(std::move(j));
+  }
+  nlohmann::json specs = nlohmann::json::array();
+  for (const auto& t : s.specs) specs.push_back({{"tensor", t.tensor}, {"spec", t.spec}});
+  return {{"format", "shardsynth.schedule/1"},
+          {"mesh", s.mesh},
+          {"cost_model", s.cost_model},
+          {"cost", s.cost},
+          {"proven_optimal", s.proven_optimal},
+          {"directives", std::move(directives)},
+          {"specs", std::move(specs)}};
+}
+
+namespace {
+
+template <class T>
+T field(const nlohmann::json& j, const char* name, const std::string& where) {
+  if (!j.is_object() || !j.contains(name)) throw InputError("schedule: " + where + " lacks field '" + name + "'");
+  try {
+    return j.at(name).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError("schedule: field '" + std::string(name) + "' of " + where + " has the wrong type");
+  }
+}
+
+}  // namespace
+
+Schedule schedule_from_json(const nlohmann::json& j) {
+  Schedule s;
+  if (field<std::string>(j, "format", "the top level") != "shardsynth.schedule/1") {
+    throw InputError("schedule: unsupported format '" + j.at("format").get<std::string>() + "'");
+  }
+  s.mesh = field<std::vector<int64_t>>(j, "mesh", "the top level");
+  s.cost_model = field<std::string>(j, "cost_model", "the top level");
+  s.cost = field<int64_t>(j, "cost", "the top level");
+  s.proven_optimal = field<bool>(j, "proven_optimal", "the top level");
+  const auto directives = field<std::vector<nlohmann::json>>(j, "directives", "the top level");
+  for (std::size_t i = 0; i < directives.size(); ++i) {
+    const auto& dj = directives[i];
+    const std::string where = "directive " + std::to_string(i);
+    Directive d;
+    d.node = field<std::string>(dj, "node", where);
+    const auto kind = field<std::string>(dj, "kind", where);
+    if (kind == "shard") {
+      d.kind = DirectiveKind::shard;
+      d.param = field<std::string>(dj, "param", where);
+      d.dim = field<int>(dj, "dim", where);
+    } else if (kind == "sync") {
+      d.kind = DirectiveKind::sync;
+      d.mode = field<std::string>(dj, "mode", where);
+      if (d.mode != "fwd_pre" && d.mode != "fwd_post") throw InputError("schedule: " + where + " has unknown mode '" + d.mode + "'");
+      d.sync_op = field<std::string>(dj, "sync_op_or_fn", where);
+      if (dj.contains("arg")) d.arg = field<int>(dj, "arg", where);
+    } else {
+      throw InputError("schedule: " + where + " has unknown kind '" + kind + "'");
+    }
+    s.directives.push_back(std::move(d));
+  }
+  for (const auto& tj : field<std::vector<nlohmann::json>>(j, "specs", "the top level")) {
+    s.specs.push_back({field<std::string>(tj, "tensor", "a spec entry"), field<std::string>(tj, "spec", "a spec entry")});
+  }
+  return s;
+}
+
+}  // namespace shardsynth::ir

@@ -1,0 +1,56 @@
+#pragma once
+// The result of synthesis as Slapo-style directives:
+//   sch["fc1"].shard("weight", dim=0)
+//   sch["fc1"].sync(mode="fwd_pre", sync_op_or_fn="RR->SR")
+// and the same in JSON. sync_op_or_fn is always "FROM->TO" in spec text
+// (see spec.hpp), e.g. "RR+P->RR" is an all-reduce of a partial sum.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shardsynth::ir {
+
+enum class DirectiveKind { shard, sync };
+
+struct Directive {
+  DirectiveKind kind = DirectiveKind::sync;  // shard a parameter, or reshard a tensor at an op boundary
+  std::string node;     // the module or function key: sch["node"]
+  std::string param;    // shard: parameter name ("weight")
+  int dim = -1;         // shard: parameter dim in its stored layout (nn.Linear weight: 0 = out, 1 = in)
+  std::string mode;     // sync: "fwd_pre" (on an input, before the op) or "fwd_post" (on the output, after it)
+  std::string sync_op;  // sync: "FROM->TO" spec text
+  int arg = -1;         // sync fwd_pre on an op with several tensor inputs: which input; -1 = the only one
+
+  bool operator==(const Directive&) const = default;
+};
+
+struct TensorSpec {
+  std::string tensor;  // node name, or "node.param" for a parameter
+  std::string spec;    // spec text of that tensor in the chosen plan
+
+  bool operator==(const TensorSpec&) const = default;
+};
+
+struct Schedule {
+  std::vector<int64_t> mesh;             // mesh shape the plan is for
+  std::string cost_model;                // cost model preset name
+  int64_t cost = 0;                      // plan cost in the cost model's unit
+  bool proven_optimal = false;           // whether the solver proved no cheaper plan exists
+  std::vector<Directive> directives;     // in graph order
+  std::vector<TensorSpec> specs;         // every tensor's spec, in graph order
+
+  bool operator==(const Schedule&) const = default;
+};
+
+// `sch["fc1"].shard("weight", dim=0)` / `sch["fc1"].sync(mode="fwd_pre", sync_op_or_fn="RR->SR")`.
+std::string to_text(const Directive& directive);
+// One directive per line.
+std::string directives_text(const Schedule& schedule);
+
+nlohmann::json to_json(const Schedule& schedule);
+// Throws InputError naming the missing or mistyped field.
+Schedule schedule_from_json(const nlohmann::json& json);
+
+}  // namespace shardsynth::ir

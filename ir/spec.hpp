@@ -1,0 +1,48 @@
+#pragma once
+// How one tensor is laid out on the mesh.
+//
+// A Spec describes the trailing dims() tensor dims (all of them in the general
+// model, the last two under the `slapo` preset); leading dims it does not
+// describe are replicated. For each described dim it lists the mesh axes that
+// shard it, major first; it also lists the mesh axes on which the tensor is a
+// pending partial sum.
+//
+// Text form, one token per described dim, then an optional partial suffix:
+//   1-D mesh:  R, S           e.g. RR, RS, SR, RR+P
+//   N-D mesh:  R, S0, S1, S01 e.g. S0RS1, RS01, RR+P0, S0R+P1
+// (S01 = sharded over axis 0 then axis 1, axis 0 major.)
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/mesh.hpp"
+#include "ir/tensor.hpp"
+
+namespace shardsynth::ir {
+
+struct Spec {
+  std::vector<std::vector<int>> dims;  // per described dim: mesh axes sharding it, major first; empty = replicated
+  std::vector<int> partial;            // mesh axes with a pending partial sum, ascending
+
+  int rank() const { return static_cast<int>(dims.size()); }
+  bool is_replicated() const;  // no dim sharded and nothing partial
+  bool operator==(const Spec&) const = default;
+  auto operator<=>(const Spec&) const = default;
+};
+
+// A fully replicated spec describing `rank` dims.
+Spec replicated(int rank);
+// Text form for a mesh of `mesh_rank` axes (see above).
+std::string to_string(const Spec& spec, int mesh_rank = 1);
+// Parses the text form; throws InputError naming the text when it is malformed
+// or names an axis outside the mesh, or uses an axis twice.
+Spec parse_spec(std::string_view text, int mesh_rank = 1);
+// The spec with its described dims permuted: result dim i is spec dim perm[i].
+Spec permute(const Spec& spec, const std::vector<int>& perm);
+// The local (per-device) shape of a tensor of global `shape` laid out as
+// `spec` on `mesh`. Throws InputError naming the shape and spec when a sharded
+// extent does not divide by its mesh axes.
+std::vector<int64_t> local_shape(const std::vector<int64_t>& shape, const Spec& spec, const Mesh& mesh);
+
+}  // namespace shardsynth::ir

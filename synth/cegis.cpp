@@ -1,0 +1,72 @@
+#include "synth/cegis.hpp"
+
+#include <chrono>
+
+#include <z3++.h>
+
+#include "ir/error.hpp"
+#include "synth/z3_encoding.hpp"
+
+namespace shardsynth::synth {
+
+CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
+  validate(problem);
+  z3::context ctx;
+  Z3Encoding encoding(ctx, problem);
+  z3::solver solver(ctx);
+  z3::params params(ctx);
+  params.set("random_seed", 0u);
+  if (options.check_timeout_ms > 0) params.set("timeout", options.check_timeout_ms);
+  solver.set(params);
+  solver.add(encoding.constraints());
+
+  CegisResult result;
+  std::optional<int64_t> bound;
+  while (true) {
+    if (options.max_iterations > 0 && static_cast<int>(result.iterations.size()) >= options.max_iterations) {
+      result.stop_reason = "iteration limit";
+      break;
+    }
+    Iteration it;
+    it.index = static_cast<int>(result.iterations.size());
+    it.bound = bound;
+    const auto start = std::chrono::steady_clock::now();
+    const z3::check_result answer = solver.check();
+    it.solver_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (answer == z3::sat) {
+      it.status = CheckStatus::sat;
+      const z3::model model = solver.get_model();
+      it.assignment = encoding.decode(model);
+      it.cost = evaluate(problem, it.assignment);
+      const int64_t z3_cost = encoding.cost_value(model);
+      if (it.cost != z3_cost || it.cost >= kForbidden || (bound && it.cost >= *bound)) {
+        throw EvaluatorMismatch("iteration " + std::to_string(it.index) + ": the evaluator scores the model " +
+                                std::to_string(it.cost) + " but Z3's cost term is " + std::to_string(z3_cost) +
+                                (bound ? " (bound " + std::to_string(*bound) + ")" : ""));
+      }
+      result.best = it.assignment;
+      result.best_cost = it.cost;
+      bound = it.cost;
+      solver.add(encoding.cost() < ctx.int_val(it.cost));
+    } else if (answer == z3::unsat) {
+      it.status = CheckStatus::unsat;
+    } else {
+      it.status = CheckStatus::unknown;
+    }
+    result.iterations.push_back(it);
+    if (on_iteration) on_iteration(result.iterations.back());
+    if (it.status == CheckStatus::unsat) {
+      if (!bound) throw ir::InputError("problem '" + problem.name + "' has no feasible assignment");
+      result.proven_optimal = true;
+      result.stop_reason = "unsat";
+      break;
+    }
+    if (it.status == CheckStatus::unknown) {
+      result.stop_reason = "unknown: " + solver.reason_unknown();
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace shardsynth::synth

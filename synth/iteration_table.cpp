@@ -1,0 +1,68 @@
+#include "synth/iteration_table.hpp"
+
+#include "ir/op_table.hpp"
+#include "ir/text_table.hpp"
+
+namespace shardsynth::synth {
+
+std::string iteration_header(int index) {
+  return "=================== Iter " + std::to_string(index) + " ===================";
+}
+
+std::string model_text(const Lowered& lowered, const Assignment& assignment) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < assignment.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += lowered.problem.nodes[i].label + " = " + std::to_string(assignment[i]);
+  }
+  return text + "]";
+}
+
+std::string format_iteration_table(const Lowered& lowered, const Assignment& a) {
+  const int mesh_rank = lowered.mesh.rank();
+  const auto& graph = lowered.graph;
+  const auto& problem = lowered.problem;
+  std::vector<std::vector<int>> edges_into(graph.size());
+  for (std::size_t e = 0; e < lowered.edges.size(); ++e) edges_into[lowered.edges[e].consumer].push_back(static_cast<int>(e));
+
+  std::vector<std::vector<std::string>> rows;
+  auto operand_row = [&](int e, const std::string& name) {
+    const EdgeLabel& label = lowered.edges[e];
+    const int consumer = lowered.owner[label.consumer];
+    const auto& use = lowered.nodes[consumer].strategies[a[consumer]].operands[label.operand];
+    rows.push_back({name, ir::to_string(output_spec(lowered, a, label.producer), mesh_rank), ir::to_string(use, mesh_rank),
+                    std::to_string(edge_cost(problem, problem.edges[e], a))});
+  };
+  for (ir::Vertex v : lowered.order) {
+    const int n = lowered.owner[v];
+    const NodeLabel& label = lowered.nodes[n];
+    if (label.vertex != v || label.role == NodeRole::input) continue;
+    const ir::Node& node = graph.node(v);
+    if (label.role == NodeRole::output) {
+      const auto& edges = edges_into[v];
+      for (int e : edges) {
+        operand_row(e, edges.size() == 1 ? node.name : "|-" + graph.node(lowered.edges[e].producer).name);
+      }
+      continue;
+    }
+    const StrategyInfo& s = label.strategies[a[n]];
+    const auto& params = ir::op_info(node.kind, node.name).params;
+    const std::size_t tensor_inputs = s.operands.size() - params.size();
+    std::string in_spec;
+    for (std::size_t i = 0; i < s.operands.size(); ++i) {
+      ir::Spec spec = s.operands[i];
+      if (i >= tensor_inputs) {
+        const auto& info = params[i - tensor_inputs];
+        if (!info.shown_in_spec) continue;
+        if (info.display_perm.size() == spec.dims.size()) spec = ir::permute(spec, info.display_perm);
+      }
+      in_spec += (in_spec.empty() ? "" : "x") + ir::to_string(spec, mesh_rank);
+    }
+    rows.push_back({node.name, in_spec, ir::to_string(s.output, mesh_rank), std::to_string(problem.nodes[n].costs[a[n]])});
+    for (int e : edges_into[v]) operand_row(e, "|-" + graph.node(lowered.edges[e].producer).name);
+  }
+  rows.push_back({"Total", "", "", std::to_string(evaluate(problem, a))});
+  return ir::format_table({"Name", "InSpec", "OutSpec", "Cost"}, rows);
+}
+
+}  // namespace shardsynth::synth

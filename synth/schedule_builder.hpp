@@ -1,0 +1,17 @@
+#pragma once
+// Turns a winning assignment into Slapo-style directives:
+//  - shard(param, dim) for every sharded parameter dim, in its stored layout;
+//  - sync(fwd_pre, "A->B") on an op whose operand arrives in spec A but is
+//    consumed in spec B (arg=i when the op has several tensor inputs);
+//  - sync(fwd_post, "A+P->A") on an op that all-reduces its partial result;
+//  - sync(fwd_post, "A->B") on the producer of a graph output that must be
+//    resharded, when the output is its only user (else fwd_pre on the output).
+#include "ir/schedule.hpp"
+#include "synth/lowering.hpp"
+
+namespace shardsynth::synth {
+
+ir::Schedule build_schedule(const Lowered& lowered, const Assignment& assignment, const std::string& cost_model,
+                            int64_t cost, bool proven_optimal);
+
+}  // namespace shardsynth::synth

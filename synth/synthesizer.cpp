@@ -1,0 +1,25 @@
+#include "synth/synthesizer.hpp"
+
+#include <z3++.h>
+
+#include "synth/schedule_builder.hpp"
+
+namespace shardsynth::synth {
+
+SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                       const CegisOptions& options, const SynthCallback& on_iteration) {
+  SynthResult result{lower(graph, mesh, model), {}, {}};
+  result.lowered.problem.name = "graph";
+  try {
+    result.search = run_cegis(result.lowered.problem, options, [&](const Iteration& it) {
+      if (on_iteration) on_iteration(result.lowered, it);
+    });
+  } catch (const z3::exception& e) {
+    throw SolverError(std::string("z3: ") + e.msg());
+  }
+  result.schedule = build_schedule(result.lowered, result.search.best, model.name(), result.search.best_cost,
+                                   result.search.proven_optimal);
+  return result;
+}
+
+}  // namespace shardsynth::synth

@@ -1,0 +1,39 @@
+#pragma once
+// The library entry point: everything `synth` does, callable from C++.
+//
+//   auto graph = ir::build_mlp({});
+//   auto mesh = ir::parse_mesh("8");
+//   auto model = costs::make_cost_model("slapo");
+//   auto result = synth::synthesize(graph, mesh, *model, {}, on_iteration);
+//   std::cout << ir::directives_text(result.schedule);
+#include <functional>
+
+#include "costs/cost_model.hpp"
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "ir/schedule.hpp"
+#include "synth/cegis.hpp"
+#include "synth/lowering.hpp"
+
+namespace shardsynth::synth {
+
+struct SynthResult {
+  Lowered lowered;        // the problem that was solved, with its labels
+  CegisResult search;     // the loop's trace and best assignment
+  ir::Schedule schedule;  // the best assignment as directives
+};
+
+// Called after every solver call with the lowered problem for printing.
+using SynthCallback = std::function<void(const Lowered& lowered, const Iteration& iteration)>;
+
+// Thrown when Z3 itself fails (z3::exception is translated here, at the
+// synth boundary).
+class SolverError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                       const CegisOptions& options = {}, const SynthCallback& on_iteration = nullptr);
+
+}  // namespace shardsynth::synth
