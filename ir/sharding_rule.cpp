@@ -190,7 +190,7 @@ std::string_view factor_kind_name(FactorKind kind) {
   switch (kind) {
     case FactorKind::pass_through: return "pass_through";
     case FactorKind::reduction: return "reduction";
-    case FactorKind::needs_replication: return "need_replication";
+    case FactorKind::needs_replication: return "needs_replication";
   }
   return "?";
 }

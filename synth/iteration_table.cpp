@@ -18,6 +18,26 @@ std::string model_text(const Lowered& lowered, const Assignment& assignment) {
   return text + "]";
 }
 
+std::string in_spec_text(const Lowered& lowered, int node, int strategy) {
+  const NodeLabel& label = lowered.nodes.at(node);
+  const ir::Node& graph_node = lowered.graph.node(label.vertex);
+  const StrategyInfo& s = label.strategies.at(strategy);
+  std::vector<ir::ParamInfo> params;
+  if (label.role == NodeRole::op) params = ir::op_info(graph_node.kind, graph_node.name).params;
+  const std::size_t tensor_inputs = s.operands.size() - params.size();
+  std::string text;
+  for (std::size_t i = 0; i < s.operands.size(); ++i) {
+    ir::Spec spec = s.operands[i];
+    if (i >= tensor_inputs) {
+      const auto& info = params[i - tensor_inputs];
+      if (!info.shown_in_spec) continue;
+      if (info.display_perm.size() == spec.dims.size()) spec = ir::permute(spec, info.display_perm);
+    }
+    text += (text.empty() ? "" : "x") + ir::to_string(spec, lowered.mesh.rank());
+  }
+  return text;
+}
+
 std::string format_iteration_table(const Lowered& lowered, const Assignment& a) {
   const int mesh_rank = lowered.mesh.rank();
   const auto& graph = lowered.graph;
@@ -46,18 +66,7 @@ std::string format_iteration_table(const Lowered& lowered, const Assignment& a) 
       continue;
     }
     const StrategyInfo& s = label.strategies[a[n]];
-    const auto& params = ir::op_info(node.kind, node.name).params;
-    const std::size_t tensor_inputs = s.operands.size() - params.size();
-    std::string in_spec;
-    for (std::size_t i = 0; i < s.operands.size(); ++i) {
-      ir::Spec spec = s.operands[i];
-      if (i >= tensor_inputs) {
-        const auto& info = params[i - tensor_inputs];
-        if (!info.shown_in_spec) continue;
-        if (info.display_perm.size() == spec.dims.size()) spec = ir::permute(spec, info.display_perm);
-      }
-      in_spec += (in_spec.empty() ? "" : "x") + ir::to_string(spec, mesh_rank);
-    }
+    const std::string in_spec = in_spec_text(lowered, n, a[n]);
     rows.push_back({node.name, in_spec, ir::to_string(s.output, mesh_rank), std::to_string(problem.nodes[n].costs[a[n]])});
     for (int e : edges_into[v]) operand_row(e, "|-" + graph.node(lowered.edges[e].producer).name);
   }

@@ -20,6 +20,8 @@
 namespace shardsynth::synth {
 
 std::string format_iteration_table(const Lowered& lowered, const Assignment& assignment);
+// The InSpec column for one strategy of one problem node: "SRxRR".
+std::string in_spec_text(const Lowered& lowered, int node, int strategy);
 // "=================== Iter 3 ===================".
 std::string iteration_header(int index);
 // "[x = 0, fc1 = 2, fc2 = 0, output = 0]": the model, one entry per problem node.

@@ -1,0 +1,94 @@
+// End-to-end tests of the `synth` binary.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_command.hpp"
+#include "golden.hpp"
+#include "ir/schedule.hpp"
+
+using namespace shardsynth::testing;
+
+namespace {
+const std::string kSynth = SHARDSYNTH_SYNTH_BIN;
+}
+
+TEST_CASE("synth_SeedMlpPrintsTablesAndDirectives") {
+  const auto r = run_command(kSynth + " mlp --cost-model slapo --mesh 8");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind(golden("mlp_graph_table.txt"), 0) == 0);  // starts with the graph table
+  CHECK(r.out.find("=================== Iter 0 ===================\n") != std::string::npos);
+  CHECK(r.out.find(" Name    InSpec    OutSpec    Cost\n") != std::string::npos);
+  CHECK(r.out.find("Total                        131072 \n") != std::string::npos);
+  const std::string tail =
+      "Cannot find better solutions\n"
+      "\n"
+      "Best solution:\n"
+      "sch[\"fc1\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RR->SR\")\n"
+      "sch[\"fc2\"].sync(mode=\"fwd_post\", sync_op_or_fn=\"SR->RR\")\n";
+  REQUIRE(r.out.size() > tail.size());
+  CHECK(r.out.substr(r.out.size() - tail.size()) == tail);
+}
+
+TEST_CASE("synth_QuietPrintsOnlyDirectives") {
+  const auto r = run_command(kSynth + " mlp --quiet");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "sch[\"fc1\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RR->SR\")\n"
+        "sch[\"fc2\"].sync(mode=\"fwd_post\", sync_op_or_fn=\"SR->RR\")\n");
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("synth_ScheduleJsonIsWrittenAndDeterministic") {
+  const auto dir = scratch_dir("schedule");
+  const auto a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  const auto ra = run_command(kSynth + " mlp --mesh 4 --seq 256 --schedule " + a);
+  const auto rb = run_command(kSynth + " --schedule " + b + " mlp --seq 256 --mesh 4");
+  REQUIRE(ra.exit_code == 0);
+  REQUIRE(rb.exit_code == 0);
+  CHECK(slurp(a) == slurp(b));
+  CHECK(ra.out == rb.out);
+  const auto schedule = shardsynth::ir::schedule_from_json(nlohmann::json::parse(slurp(a)));
+  CHECK(schedule.mesh == std::vector<int64_t>{4});
+  CHECK(schedule.cost_model == "slapo");
+  CHECK(schedule.proven_optimal);
+  CHECK(schedule.cost == 256 * 1024 / 4);  // output SR->RR: V/p with V = seq * hidden
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
+  const auto dir = scratch_dir("bad");
+  const auto path = (dir / "plan.json").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {"mlp --mesh 0", "'0'"},
+      {"mlp --mesh 2x4", "'2x4'"},  // the slapo model is 1-D only
+      {"mlp --mesh eight", "'eight'"},
+      {"mlp --cost-model volume", "'volume'"},
+      {"mlp --seq -4", "-4"},
+      {"mlp --seq 6 --batch 6 --hidden 6 --ffn 6 --mesh 4", "no legal sharding"},
+      {"mlp --dtype float8", "'float8'"},
+      {"mlp --nope", "--nope"},
+      {"", "subcommand"},
+  };
+  for (const auto& [args, needle] : cases) {
+    CAPTURE(args);
+    const auto r = run_command(kSynth + " --schedule " + path + " " + args);
+    CHECK(r.exit_code == 2);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find(needle) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("synth_UnwritableScheduleExitsTwo") {
+  const auto r = run_command(kSynth + " mlp --quiet --schedule /nonexistent-dir/plan.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/nonexistent-dir/plan.json") != std::string::npos);
+}
+
+TEST_CASE("synth_HelpExitsZero") {
+  const auto r = run_command(kSynth + " --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--mesh") != std::string::npos);
+}

@@ -1,0 +1,41 @@
+#include <doctest/doctest.h>
+
+#include "ir/error.hpp"
+#include "ir/schedule.hpp"
+
+using namespace shardsynth::ir;
+
+namespace {
+Schedule sample() {
+  Schedule s{{8}, "slapo", 131072, true, {}, {{"fc1", "SR"}, {"fc1.weight", "RR"}}};
+  s.directives.push_back({DirectiveKind::shard, "fc1", "weight", 0, "", "", -1});
+  s.directives.push_back({DirectiveKind::sync, "fc1", "", -1, "fwd_pre", "RR->SR", -1});
+  s.directives.push_back({DirectiveKind::sync, "add", "", -1, "fwd_pre", "RS->RR", 1});
+  return s;
+}
+}  // namespace
+
+TEST_CASE("to_text_SlapoSyntax") {
+  const Schedule s = sample();
+  CHECK(to_text(s.directives[0]) == "sch[\"fc1\"].shard(\"weight\", dim=0)");
+  CHECK(to_text(s.directives[1]) == "sch[\"fc1\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RR->SR\")");
+  CHECK(to_text(s.directives[2]) == "sch[\"add\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RS->RR\", arg=1)");
+}
+
+TEST_CASE("schedule_from_json_RoundTrip") {
+  const Schedule s = sample();
+  CHECK(schedule_from_json(to_json(s)) == s);
+  CHECK(schedule_from_json(nlohmann::json::parse(to_json(s).dump())) == s);
+}
+
+TEST_CASE("schedule_from_json_NamesBadField") {
+  nlohmann::json j = to_json(sample());
+  j["directives"][1].erase("mode");
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("directive 1 lacks field 'mode'"), InputError);
+  j = to_json(sample());
+  j["cost"] = "cheap";
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("'cost'"), InputError);
+  j = to_json(sample());
+  j["directives"][0]["kind"] = "pipeline";
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("'pipeline'"), InputError);
+}
