@@ -42,8 +42,7 @@ std::string format_iteration_table(const Lowered& lowered, const Assignment& a) 
   const int mesh_rank = lowered.mesh.rank();
   const auto& graph = lowered.graph;
   const auto& problem = lowered.problem;
-  std::vector<std::vector<int>> edges_into(graph.size());
-  for (std::size_t e = 0; e < lowered.edges.size(); ++e) edges_into[lowered.edges[e].consumer].push_back(static_cast<int>(e));
+  const auto edges_into = edges_by_consumer(lowered);
 
   std::vector<std::vector<std::string>> rows;
   auto operand_row = [&](int e, const std::string& name) {

@@ -23,6 +23,12 @@ int64_t spec_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::M
 
 }  // namespace
 
+std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered) {
+  std::vector<std::vector<int>> into(lowered.graph.size());
+  for (std::size_t e = 0; e < lowered.edges.size(); ++e) into[lowered.edges[e].consumer].push_back(static_cast<int>(e));
+  return into;
+}
+
 const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment, ir::Vertex v) {
   const int node = lowered.owner.at(v);
   return lowered.nodes[node].strategies[assignment[node]].output;

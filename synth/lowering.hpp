@@ -56,6 +56,9 @@ struct Lowered {
 // Throws ir::InputError naming the node when an op has no legal sharding.
 Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model);
 
+// Problem edge indices per consuming graph vertex, in operand order.
+std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered);
+
 // The spec of graph node v's output under an assignment.
 const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment, ir::Vertex v);
 

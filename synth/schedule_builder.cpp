@@ -13,8 +13,7 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
   auto sync = [&](const std::string& node, const char* mode, const ir::Spec& from, const ir::Spec& to, int arg) {
     schedule.directives.push_back({ir::DirectiveKind::sync, node, "", -1, mode, text(from) + "->" + text(to), arg});
   };
-  std::vector<std::vector<int>> edges_into(graph.size());
-  for (std::size_t e = 0; e < lowered.edges.size(); ++e) edges_into[lowered.edges[e].consumer].push_back(static_cast<int>(e));
+  const auto edges_into = edges_by_consumer(lowered);
 
   for (ir::Vertex v : lowered.order) {
     const ir::Node& node = graph.node(v);
