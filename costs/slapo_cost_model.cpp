@@ -11,7 +11,7 @@ ir::SpecSpace SlapoCostModel::spec_space(const ir::Mesh& mesh) const {
   if (mesh.rank() != 1) {
     throw ir::InputError("the slapo cost model needs a 1-D mesh, got '" + ir::mesh_string(mesh) + "'");
   }
-  return ir::SpecSpace{kSpecDims, true};
+  return ir::SpecSpace{kSpecDims, true, false};
 }
 
 int64_t SlapoCostModel::collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec&,

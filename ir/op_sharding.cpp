@@ -27,20 +27,32 @@ struct Candidate {
     Spec spec = replicated(described);
     for (int d = 0; d < rank; ++d) {
       std::vector<int> dim_axes;
-      bool open = true;  // every factor so far was fully sharded
+      int64_t lead = 1;      // extent of the unsharded factors ahead of the sharded run
+      bool started = false;  // whether the sharded run has begun
+      bool open = true;      // every factor in the run so far is fully sharded
       for (int f : dims[d]) {
         const auto& fa = axes[f];
-        if (rule.factors[f].size == 1 && fa.empty()) continue;  // extent-1 factors are layout-neutral
-        if (!fa.empty()) {
-          if (!open) return std::nullopt;
-          dim_axes.insert(dim_axes.end(), fa.begin(), fa.end());
+        const int64_t size = rule.factors[f].size;
+        if (fa.empty()) {
+          if (size == 1) continue;  // extent-1 factors are layout-neutral
+          if (started) {
+            open = false;
+          } else {
+            lead *= size;
+          }
+          continue;
         }
-        if (fa.empty() || parts(fa) != rule.factors[f].size) open = false;
+        if (started && !open) return std::nullopt;
+        started = true;
+        dim_axes.insert(dim_axes.end(), fa.begin(), fa.end());
+        if (parts(fa) != size) open = false;
       }
       if (dim_axes.empty()) continue;
       const int slot = d - (rank - described);
       if (slot < 0) return std::nullopt;
+      if (lead > 1 && !space.allow_blocks) return std::nullopt;
       spec.dims[slot] = std::move(dim_axes);
+      spec.set_blocks(slot, lead);
     }
     return spec;
   }

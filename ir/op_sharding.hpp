@@ -13,6 +13,7 @@ namespace shardsynth::ir {
 struct SpecSpace {
   int window = -1;  // specs describe this many trailing tensor dims; -1 = all dims
   bool require_sharded_reduction = false;  // ops with a reduction factor must shard some factor (the slapo preset)
+  bool allow_blocks = true;                // whether blocked (strided) dim shardings are expressible
 };
 
 struct OpSharding {
@@ -27,10 +28,11 @@ int spec_rank(const SpecSpace& space, int rank);
 // All legal shardings in a fixed order (factor assignments enumerated with
 // mesh axis 0 varying slowest). Legal means: needs_replication factors and
 // factors missing from the result (unless reductions) stay unsharded; each
-// sharded factor's extent divides by its mesh axes; within a dim only a
-// prefix of fully sharded factors followed by one sharded factor is sharded
-// (anything else would be a strided shard); dims outside the window stay
-// unsharded. Distinct assignments giving identical specs are kept once.
+// sharded factor's extent divides by its mesh axes; within a dim, the
+// sharded factors form one run in which every factor but the last is fully
+// sharded (anything else is not a layout a spec can name); unsharded factors
+// ahead of that run make the dim blocked (spec.hpp), which needs
+// `allow_blocks`; dims outside the window stay unsharded. Distinct assignments giving identical specs are kept once.
 std::vector<OpSharding> enumerate_op_shardings(const ShardingRule& rule, const Mesh& mesh, const SpecSpace& space);
 
 }  // namespace shardsynth::ir

@@ -121,8 +121,11 @@ class RuleBuilder {
       auto kind_it = kinds_.find(c);
       FactorKind kind = kind_it == kinds_.end() ? FactorKind::pass_through : kind_it->second;
       std::optional<int64_t> size;
-      if (letters.size() == 1) size = extent;
-      if (auto s = sizes_.find(c); s != sizes_.end()) size = s->second;
+      if (letters.size() == 1) {
+        size = extent;
+      } else if (auto s = sizes_.find(c); s != sizes_.end()) {
+        size = s->second;
+      }
       int id = factor(std::string(1, c), kind, size);
       ids.push_back(id);
       if (factors_[id].size) {
@@ -178,7 +181,22 @@ ShardingRule make_rule(std::string_view equation, const std::map<char, FactorKin
   for (std::size_t i = 0; i < terms.size(); ++i) widen(terms[i], operand_shapes[i]);
   widen(result_term, result_shape);
 
-  RuleBuilder builder(equation, kinds, sizes);
+  // Single-letter dims give their factor's extent; read them all first so a
+  // grouped dim may come before the dim that sizes its factors.
+  std::map<char, int64_t> known = sizes;
+  auto learn = [&](const TermDims& t, const std::vector<int64_t>& shape) {
+    const std::size_t after_start = shape.size() >= t.after.size() ? shape.size() - t.after.size() : 0;
+    for (std::size_t i = 0; i < t.before.size() && i < shape.size(); ++i) {
+      if (t.before[i].size() == 1) known.emplace(t.before[i][0], shape[i]);
+    }
+    for (std::size_t i = 0; i < t.after.size() && after_start + i < shape.size(); ++i) {
+      if (t.after[i].size() == 1) known.emplace(t.after[i][0], shape[after_start + i]);
+    }
+  };
+  for (std::size_t i = 0; i < terms.size(); ++i) learn(terms[i], operand_shapes[i]);
+  learn(result_term, result_shape);
+
+  RuleBuilder builder(equation, kinds, known);
   ShardingRule rule;
   for (std::size_t i = 0; i < terms.size(); ++i) rule.operands.push_back(builder.bind(terms[i], operand_shapes[i], width));
   rule.result = builder.bind(result_term, result_shape, width);

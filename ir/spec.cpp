@@ -1,6 +1,8 @@
 #include "ir/spec.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <utility>
 
 #include "ir/error.hpp"
 
@@ -39,11 +41,24 @@ bool Spec::is_replicated() const {
   return partial.empty() && std::all_of(dims.begin(), dims.end(), [](const auto& axes) { return axes.empty(); });
 }
 
-Spec replicated(int rank) { return Spec{std::vector<std::vector<int>>(rank), {}}; }
+void Spec::set_blocks(int dim, int64_t count) {
+  if (blocks.empty()) {
+    if (count == 1) return;
+    blocks.assign(dims.size(), 1);
+  }
+  blocks[dim] = count;
+  if (std::all_of(blocks.begin(), blocks.end(), [](int64_t b) { return b == 1; })) blocks.clear();
+}
+
+Spec replicated(int rank) { return Spec{std::vector<std::vector<int>>(rank), {}, {}}; }
 
 std::string to_string(const Spec& spec, int mesh_rank) {
   std::string text;
-  for (const auto& axes : spec.dims) text += axes.empty() ? "R" : "S" + axes_text(axes, mesh_rank);
+  for (int d = 0; d < spec.rank(); ++d) {
+    const auto& axes = spec.dims[d];
+    text += axes.empty() ? "R" : "S" + axes_text(axes, mesh_rank);
+    if (spec.blocks_of(d) != 1) text += "(" + std::to_string(spec.blocks_of(d)) + ")";
+  }
   if (!spec.partial.empty()) text += "+P" + axes_text(spec.partial, mesh_rank);
   return text;
 }
@@ -51,6 +66,7 @@ std::string to_string(const Spec& spec, int mesh_rank) {
 Spec parse_spec(std::string_view text, int mesh_rank) {
   const std::string quoted = "'" + std::string(text) + "'";
   Spec spec;
+  std::vector<std::pair<std::size_t, int64_t>> blocks_at;  // (dim, count) of blocked dims
   std::vector<bool> used(mesh_rank, false);
   auto claim = [&](const std::vector<int>& axes) {
     for (int axis : axes) {
@@ -66,6 +82,16 @@ Spec parse_spec(std::string_view text, int mesh_rank) {
     } else if (c == 'S') {
       spec.dims.push_back(read_axes(text, pos, mesh_rank, quoted));
       claim(spec.dims.back());
+      if (pos < text.size() && text[pos] == '(') {
+        const std::size_t close = text.find(')', pos);
+        int64_t count = 0;
+        auto [ptr, ec] = std::from_chars(text.data() + pos + 1, text.data() + (close == std::string_view::npos ? pos + 1 : close), count);
+        if (close == std::string_view::npos || ec != std::errc() || ptr != text.data() + close || count < 2) {
+          throw InputError("bad spec " + quoted + ": expected a block count of at least 2 in ( )");
+        }
+        blocks_at.emplace_back(spec.dims.size() - 1, count);
+        pos = close + 1;
+      }
     } else {
       throw InputError("bad spec " + quoted + ": unexpected '" + std::string(1, c) + "'");
     }
@@ -79,12 +105,14 @@ Spec parse_spec(std::string_view text, int mesh_rank) {
     std::sort(spec.partial.begin(), spec.partial.end());
   }
   if (spec.dims.empty() && spec.partial.empty()) throw InputError("bad spec " + quoted + ": empty");
+  for (auto [dim, count] : blocks_at) spec.set_blocks(static_cast<int>(dim), count);
   return spec;
 }
 
 Spec permute(const Spec& spec, const std::vector<int>& perm) {
-  Spec out{{}, spec.partial};
+  Spec out{{}, spec.partial, {}};
   for (int source : perm) out.dims.push_back(spec.dims.at(source));
+  for (std::size_t d = 0; d < perm.size(); ++d) out.set_blocks(static_cast<int>(d), spec.blocks_of(perm[d]));
   return out;
 }
 
@@ -97,7 +125,7 @@ std::vector<int64_t> local_shape(const std::vector<int64_t>& shape, const Spec& 
   for (std::size_t d = 0; d < spec.dims.size(); ++d) {
     int64_t parts = 1;
     for (int axis : spec.dims[d]) parts *= mesh.shape.at(axis);
-    if (local[offset + d] % parts != 0) {
+    if (local[offset + d] % (parts * spec.blocks_of(static_cast<int>(d))) != 0) {
       throw InputError("dim " + std::to_string(offset + d) + " of shape " + shape_string(shape) + " does not divide by " +
                        std::to_string(parts) + " devices for spec " + to_string(spec, mesh.rank()));
     }

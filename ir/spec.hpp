@@ -7,9 +7,15 @@
 // shard it, major first; it also lists the mesh axes on which the tensor is a
 // pending partial sum.
 //
+// A sharded dim may be *blocked*: viewed as `blocks` equal contiguous parts,
+// each part sharded the same way, so a device holds its slice of every part
+// (a strided shard). This is how a fused [q | k | v] feature dim is sharded by
+// heads: blocks = 3.
+//
 // Text form, one token per described dim, then an optional partial suffix:
 //   1-D mesh:  R, S           e.g. RR, RS, SR, RR+P
 //   N-D mesh:  R, S0, S1, S01 e.g. S0RS1, RS01, RR+P0, S0R+P1
+//   blocked:   S(3), S1(3)    e.g. RRS(3): last dim sharded within each of 3 blocks
 // (S01 = sharded over axis 0 then axis 1, axis 0 major.)
 #include <cstdint>
 #include <string>
@@ -24,6 +30,11 @@ namespace shardsynth::ir {
 struct Spec {
   std::vector<std::vector<int>> dims;  // per described dim: mesh axes sharding it, major first; empty = replicated
   std::vector<int> partial;            // mesh axes with a pending partial sum, ascending
+  std::vector<int64_t> blocks;         // per described dim: interleaved blocks it is sharded within; empty = all 1
+
+  int64_t blocks_of(int dim) const { return blocks.empty() ? 1 : blocks[dim]; }
+  // Sets dim's block count, keeping `blocks` empty while every count is 1.
+  void set_blocks(int dim, int64_t count);
 
   int rank() const { return static_cast<int>(dims.size()); }
   bool is_replicated() const;  // no dim sharded and nothing partial

@@ -10,7 +10,7 @@ using namespace shardsynth::ir;
 
 namespace {
 
-const SpecSpace kSlapo{2, true};
+const SpecSpace kSlapo{2, true, false};
 const SpecSpace kFull{-1, false};
 
 // "operands -> result" for each sharding, e.g. "SR,RR,R->SR".
@@ -59,10 +59,36 @@ TEST_CASE("enumerate_op_shardings_TwoDimensionalMeshAllFactorAssignments") {
   CHECK(all.count("RR,RR->RR"));
 }
 
-TEST_CASE("enumerate_op_shardings_StridedShardOfGroupedDimIsIllegal") {
-  // [s, (h d)] -> [s, h, d]: sharding h is a contiguous shard of the merged dim,
-  // sharding d alone would be strided and is not offered.
+TEST_CASE("enumerate_op_shardings_MinorFactorOfGroupedDimIsBlocked") {
+  // [s, (h d)] -> [s, h, d]: sharding h is a contiguous shard of the merged
+  // dim; sharding d alone shards within each of the h blocks (S(4)), which
+  // only a model that allows blocked specs offers.
   const ShardingRule split = make_rule("s(hd)->shd", {}, {{4, 32}}, {4, 4, 8}, {{'h', 4}});
-  const auto all = texts(enumerate_op_shardings(split, parse_mesh("2"), kFull), 1);
-  CHECK(all == std::set<std::string>{"RR->RRR", "SR->SRR", "RS->RSR"});
+  CHECK(texts(enumerate_op_shardings(split, parse_mesh("2"), kFull), 1) ==
+        std::set<std::string>{"RR->RRR", "SR->SRR", "RS->RSR", "RS(4)->RRS"});
+  CHECK(texts(enumerate_op_shardings(split, parse_mesh("2"), SpecSpace{-1, false, false}), 1) ==
+        std::set<std::string>{"RR->RRR", "SR->SRR", "RS->RSR"});
+  // In every offered sharding of a grouped dim, the sharded factors form one
+  // run whose factors, all but the last, are fully sharded.
+  const ShardingRule three = make_rule("(abc)->abc", {}, {{32}}, {2, 4, 4});
+  const Mesh mesh = parse_mesh("2x2");
+  std::set<std::string> inputs;
+  for (const auto& s : enumerate_op_shardings(three, mesh, kFull)) {
+    inputs.insert(to_string(s.operands[0], 2));
+    int first = -1, last = -1;
+    for (int f = 0; f < 3; ++f) {
+      if (s.factor_axes[f].empty()) continue;
+      if (first < 0) first = f;
+      last = f;
+    }
+    for (int f = first; f >= 0 && f < last; ++f) {
+      int64_t parts = 1;
+      for (int axis : s.factor_axes[f]) parts *= mesh.shape[axis];
+      CHECK(parts == three.factors[f].size);
+    }
+  }
+  CHECK(inputs.count("S01"));    // a on axis 0 (fully), b on axis 1
+  CHECK(inputs.count("S0(2)"));  // b alone: blocked by a
+  CHECK(inputs.count("S0(8)"));  // c alone: blocked by a and b
+  CHECK_FALSE(inputs.count("S0(2)1"));
 }

@@ -26,7 +26,7 @@ TEST_CASE("parse_spec_Structure") {
   CHECK(spec.dims[1].empty());
   CHECK(spec.dims[2] == std::vector<int>{0});
   CHECK(spec.partial.empty() == false);
-  CHECK(parse_spec("RS", 1) == Spec{{{}, {0}}, {}});
+  CHECK(parse_spec("RS", 1) == Spec{{{}, {0}}, {}, {}});
   CHECK(parse_spec("RR+P", 1).partial == std::vector<int>{0});
 }
 
