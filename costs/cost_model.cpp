@@ -7,15 +7,6 @@
 
 namespace shardsynth::costs {
 
-ir::Spec apply(const Collective& step, const ir::Spec& spec) {
-  ir::Spec out = spec;
-  auto drop = [&](std::vector<int>& axes) { axes.erase(std::remove(axes.begin(), axes.end(), step.mesh_axis), axes.end()); };
-  if (step.src_dim >= 0) drop(out.dims[step.src_dim]);
-  if (step.kind == CollectiveKind::all_reduce || step.kind == CollectiveKind::reduce_scatter) drop(out.partial);
-  if (step.dst_dim >= 0) out.dims[step.dst_dim].push_back(step.mesh_axis);
-  return out;
-}
-
 std::optional<int64_t> CostModel::reshard_cost(const ir::TensorType& tensor, const ir::Spec& from, const ir::Spec& to,
                                                const ir::Mesh& mesh) const {
   auto plan = plan_resharding(from, to, mesh);

@@ -45,9 +45,6 @@ class CostModel {
                                       const ir::Mesh& mesh) const;
 };
 
-// The spec after applying one step.
-ir::Spec apply(const Collective& step, const ir::Spec& spec);
-
 // Known presets, by name: "slapo". Throws ir::InputError naming an unknown one.
 std::unique_ptr<CostModel> make_cost_model(std::string_view name);
 std::vector<std::string> cost_model_names();

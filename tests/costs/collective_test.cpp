@@ -119,9 +119,21 @@ TEST_CASE("plan_resharding_TwoDimMeshGatherOneAxis") {
   REQUIRE(p.has_value());
   CHECK(*p == std::vector<Collective>{{K::all_gather, 0, 0, -1}, {K::all_gather, 1, 1, -1}});
 
+  // Axes leave a dim minor-most first: S01 sheds axis 1, then axis 0.
   p = plan("RS01", "RR", "2x4");
   REQUIRE(p.has_value());
-  CHECK(*p == std::vector<Collective>{{K::all_gather, 0, 1, -1}, {K::all_gather, 1, 1, -1}});
+  CHECK(*p == std::vector<Collective>{{K::all_gather, 1, 1, -1}, {K::all_gather, 0, 1, -1}});
+
+  // S01 -> S1 is not one all-gather over axis 0 (the blocks a device needs do
+  // not sit along axis 0): gather both, then slice axis 1 back.
+  p = plan("S01R", "S1R", "2x4");
+  REQUIRE(p.has_value());
+  CHECK(*p == std::vector<Collective>{{K::all_gather, 1, 0, -1}, {K::all_gather, 0, 0, -1}, {K::slice, 1, -1, 0}});
+
+  // Axis order within a dim matters: S01 and S10 are different layouts.
+  p = plan("RS01", "RS10", "2x4");
+  REQUIRE(p.has_value());
+  CHECK(p->size() == 4);
 }
 
 TEST_CASE("plan_resharding_TwoDimMeshAllToAll") {
@@ -129,9 +141,11 @@ TEST_CASE("plan_resharding_TwoDimMeshAllToAll") {
   REQUIRE(p.has_value());
   CHECK(*p == std::vector<Collective>{{K::all_to_all, 0, 0, 1}});
 
+  // Swapping axes: axis 0 cannot join dim 1 while axis 1 is still there, so
+  // it is gathered, axis 1 moves by all-to-all, and axis 0 is sliced back.
   p = plan("S0S1", "S1S0", "2x4");
   REQUIRE(p.has_value());
-  CHECK(*p == std::vector<Collective>{{K::all_to_all, 0, 0, 1}, {K::all_to_all, 1, 1, 0}});
+  CHECK(*p == std::vector<Collective>{{K::all_gather, 0, 0, -1}, {K::all_to_all, 1, 1, 0}, {K::slice, 0, -1, 1}});
 }
 
 TEST_CASE("plan_resharding_TwoDimMeshSliceAndReduce") {
@@ -154,7 +168,7 @@ TEST_CASE("plan_resharding_TwoDimMeshSliceAndReduce") {
 }
 
 TEST_CASE("plan_resharding_StepOrder") {
-  // Partial sums first, then all-to-alls, all-gathers and slices.
+  // Unneeded partial sums first, then shedding axes, then gaining them.
   auto p = plan("S0R+P1", "RS0", "2x4");
   REQUIRE(p.has_value());
   CHECK(*p == std::vector<Collective>{{K::all_reduce, 1, -1, -1}, {K::all_to_all, 0, 0, 1}});
@@ -165,7 +179,15 @@ TEST_CASE("plan_resharding_StepOrder") {
 
   p = plan("RS1+P0", "S1S0", "2x4");
   REQUIRE(p.has_value());
-  CHECK(*p == std::vector<Collective>{{K::reduce_scatter, 0, -1, 1}, {K::all_to_all, 1, 1, 0}});
+  CHECK(*p == std::vector<Collective>{{K::all_to_all, 1, 1, 0}, {K::reduce_scatter, 0, -1, 1}});
+
+  // Blocked dims: changing the block count reshards the whole dim.
+  p = plan("RS(3)", "RS", "4");
+  REQUIRE(p.has_value());
+  CHECK(*p == std::vector<Collective>{{K::all_gather, 0, 1, -1}, {K::slice, 0, -1, 1}});
+  p = plan("RR", "RS(3)", "4");
+  REQUIRE(p.has_value());
+  CHECK(*p == std::vector<Collective>{{K::slice, 0, -1, 1, 3}});
 }
 
 TEST_CASE("plan_resharding_PlanReachesTarget") {
