@@ -19,6 +19,7 @@ namespace shardsynth::ir {
 struct Param {
   std::string name;  // attribute name on the module ("weight", "bias")
   TensorType type;   // stored layout: nn.Linear's weight is [out, in]
+  std::string tied_to;  // full name of the parameter this one shares storage with ("wte.weight"); empty = its own
 };
 
 struct Node {

@@ -15,7 +15,7 @@ Node linear(const std::string& name, int64_t in_features, int64_t out_features, 
               "linear",
               "",
               {std::move(out_shape), dtype},
-              {{"weight", {{out_features, in_features}, dtype}}, {"bias", {{out_features}, dtype}}},
+              {{"weight", {{out_features, in_features}, dtype}, ""}, {"bias", {{out_features}, dtype}, ""}},
               {}};
 }
 

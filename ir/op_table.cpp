@@ -118,25 +118,43 @@ Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>
   return {lhs + "->" + rhs, sizes};
 }
 
+// Removes operands (by index) from "a,b,c->d".
+std::string drop_operands(const std::string& equation, const std::vector<std::size_t>& indices) {
+  const std::size_t arrow = equation.find("->");
+  std::string kept;
+  std::size_t index = 0, start = 0;
+  const std::string lhs = equation.substr(0, arrow);
+  while (true) {
+    const std::size_t comma = lhs.find(',', start);
+    const std::string term = lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (std::find(indices.begin(), indices.end(), index) == indices.end()) kept += (kept.empty() ? "" : ",") + term;
+    ++index;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return kept + equation.substr(arrow);
+}
+
 std::map<std::string, OpKindInfo, std::less<>> build_table() {
   using K = FactorKind;
   const ParamInfo weight_in_out{"weight", true, {1, 0}};
-  const ParamInfo bias{"bias", false, {}};
+  const ParamInfo bias{"bias", false, {}, true};
   const ParamInfo norm_weight{"weight", false, {}};
+  // kind, fx opcode, fx target, equation, factor kinds, params, derive, flops per point, not iterated
   std::vector<OpKindInfo> entries = {
       {"linear", "call_module", "<class 'torch.nn.modules.linear.Linear'>", "...k,nk,n->...n", {{'k', K::reduction}},
-       {weight_in_out, bias}, nullptr},
-      {"matmul", "call_function", "<built-in method matmul>", "...mk,...kn->...mn", {{'k', K::reduction}}, {}, nullptr},
-      {"gelu", "call_function", "<built-in function gelu>", "...->...", {}, {}, nullptr},
-      {"relu", "call_function", "<function relu>", "...->...", {}, {}, nullptr},
-      {"dropout", "call_function", "<function dropout>", "...->...", {}, {}, nullptr},
-      {"add", "call_function", "<built-in function add>", "...,...->...", {}, {}, nullptr},
+       {weight_in_out, bias}, nullptr, 2, ""},
+      {"matmul", "call_function", "<built-in method matmul>", "...mk,...kn->...mn", {{'k', K::reduction}}, {}, nullptr, 2, ""},
+      {"gelu", "call_function", "<built-in function gelu>", "...->...", {}, {}, nullptr, 8, ""},
+      {"relu", "call_function", "<function relu>", "...->...", {}, {}, nullptr, 1, ""},
+      {"dropout", "call_function", "<function dropout>", "...->...", {}, {}, nullptr, 1, ""},
+      {"add", "call_function", "<built-in function add>", "...,...->...", {}, {}, nullptr, 1, ""},
       {"layernorm", "call_module", "<class 'torch.nn.modules.normalization.LayerNorm'>", "...d,d,d->...d",
-       {{'d', K::needs_replication}}, {norm_weight, bias}, nullptr},
-      {"softmax", "call_function", "<function softmax>", "...d->...d", {{'d', K::needs_replication}}, {}, nullptr},
-      {"view", "call_method", "view", "", {}, {}, view_equation},
-      {"permute", "call_method", "permute", "", {}, {}, permute_equation},
-      {"transpose", "call_method", "transpose", "", {}, {}, transpose_equation},
+       {{'d', K::needs_replication}}, {norm_weight, bias}, nullptr, 8, ""},
+      {"softmax", "call_function", "<function softmax>", "...d->...d", {{'d', K::needs_replication}}, {}, nullptr, 5, ""},
+      {"view", "call_method", "view", "", {}, {}, view_equation, 0, ""},
+      {"permute", "call_method", "permute", "", {}, {}, permute_equation, 0, ""},
+      {"transpose", "call_method", "transpose", "", {}, {}, transpose_equation, 0, ""},
   };
   std::map<std::string, OpKindInfo, std::less<>> table;
   for (auto& entry : entries) table.emplace(entry.kind, std::move(entry));
@@ -148,6 +166,13 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
 const std::map<std::string, OpKindInfo, std::less<>>& op_table() {
   static const auto table = build_table();
   return table;
+}
+
+const ParamInfo& param_info(const Node& node, const std::string& param) {
+  for (const auto& info : op_info(node.kind, node.name).params) {
+    if (info.name == param) return info;
+  }
+  throw InputError("node '" + node.name + "' (" + node.kind + ") has no param '" + param + "'");
 }
 
 bool is_boundary(std::string_view kind) { return kind == kPlaceholder || kind == kOutput; }
@@ -179,18 +204,23 @@ ShardingRule rule_for(const Graph& graph, Vertex v) {
   const OpKindInfo& info = op_info(node.kind, node.name);
   std::vector<std::vector<int64_t>> shapes;
   for (Vertex input : graph.inputs_of(v)) shapes.push_back(graph.node(input).type.shape);
-  if (node.params.size() != info.params.size()) {
-    throw InputError("node '" + node.name + "' (" + node.kind + ") has " + std::to_string(node.params.size()) +
-                     " params, expected " + std::to_string(info.params.size()));
-  }
   Equation equation = info.derive ? info.derive(node, shapes) : Equation{info.equation, {}};
-  for (std::size_t p = 0; p < node.params.size(); ++p) {
-    if (node.params[p].name != info.params[p].name) {
-      throw InputError("node '" + node.name + "': param " + std::to_string(p) + " is '" + node.params[p].name +
-                       "', expected '" + info.params[p].name + "'");
+  // Match the node's params to the table's, in order; absent optional ones drop their operand.
+  std::size_t next = 0;
+  std::vector<std::size_t> dropped;  // equation operand indices to remove
+  for (std::size_t p = 0; p < info.params.size(); ++p) {
+    if (next < node.params.size() && node.params[next].name == info.params[p].name) {
+      shapes.push_back(node.params[next++].type.shape);
+    } else if (info.params[p].optional) {
+      dropped.push_back(shapes.size() + dropped.size());
+    } else {
+      throw InputError("node '" + node.name + "' (" + node.kind + ") lacks param '" + info.params[p].name + "'");
     }
-    shapes.push_back(node.params[p].type.shape);
   }
+  if (next != node.params.size()) {
+    throw InputError("node '" + node.name + "' (" + node.kind + ") has unexpected param '" + node.params[next].name + "'");
+  }
+  if (!dropped.empty()) equation.text = drop_operands(equation.text, dropped);
   std::map<char, FactorKind> kinds = info.kinds;
   // Upper-case letters mark factors with no factorization (see view_equation).
   for (char c : equation.text) {
@@ -201,6 +231,16 @@ ShardingRule rule_for(const Graph& graph, Vertex v) {
   } catch (const InputError& e) {
     throw InputError("node '" + node.name + "' (" + node.kind + "): " + e.what());
   }
+}
+
+double forward_flops(const Graph& graph, Vertex v, const ShardingRule& rule) {
+  const OpKindInfo& info = op_info(graph.node(v).kind, graph.node(v).name);
+  double points = 1;
+  for (const auto& f : rule.factors) {
+    if (f.name.size() == 1 && info.not_iterated.find(f.name[0]) != std::string::npos) continue;
+    points *= static_cast<double>(f.size);
+  }
+  return info.flops_per_point * points;
 }
 
 std::string rule_table_text() {

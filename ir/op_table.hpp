@@ -21,6 +21,7 @@ struct ParamInfo {
   std::string name;              // attribute name ("weight", "bias")
   bool shown_in_spec = false;    // whether the iteration table's InSpec column lists it
   std::vector<int> display_perm; // dims as the op's math sees them, e.g. {1, 0}: Linear's [out, in] weight shown [in, out]; empty = as stored
+  bool optional = false;         // a node may omit it (a Linear without bias); its equation operand is then dropped
 };
 
 // An equation instantiated for one node: text plus extents of factors that
@@ -42,12 +43,16 @@ struct OpKindInfo {
   std::map<char, FactorKind> kinds;      // factor kinds by letter; unlisted letters are pass_through
   std::vector<ParamInfo> params;         // parameters, in operand order after the tensor inputs
   EquationFn derive;                     // set for shape-dependent equations
+  double flops_per_point = 0;            // forward flops per point of the iteration space (2 for a multiply-add)
+  std::string not_iterated;              // factor letters left out of the iteration space (an embedding's vocab)
 };
 
 // The whole table, ordered by kind.
 const std::map<std::string, OpKindInfo, std::less<>>& op_table();
 // One entry; throws InputError("unknown op kind 'foo' at node 'bar'") when absent.
 const OpKindInfo& op_info(std::string_view kind, std::string_view node_name = {});
+// The table's description of one of a node's params.
+const ParamInfo& param_info(const Node& node, const std::string& param);
 // Whether a kind is a graph boundary (placeholder, output).
 bool is_boundary(std::string_view kind);
 // The fx opcode and target text the graph table prints for a node.
@@ -56,6 +61,9 @@ std::string fx_target_of(const Node& node);
 // The node's sharding rule: operands are its tensor inputs, then its params.
 // Throws InputError naming the node when the shapes do not fit the equation.
 ShardingRule rule_for(const Graph& graph, Vertex v);
+// Forward flops of one node: flops_per_point x the product of its rule's
+// factor extents, less the factors in not_iterated.
+double forward_flops(const Graph& graph, Vertex v, const ShardingRule& rule);
 // One line per kind: kind, equation and factor kinds, params. Golden-tested.
 std::string rule_table_text();
 

@@ -61,7 +61,8 @@ class RuleBuilder {
   RuleBuilder(std::string_view equation, const std::map<char, FactorKind>& kinds, const std::map<char, int64_t>& sizes)
       : equation_(equation), kinds_(kinds), sizes_(sizes) {}
 
-  std::vector<DimFactors> bind(const TermDims& term, const std::vector<int64_t>& shape, int ellipsis_width) {
+  std::vector<DimFactors> bind(const TermDims& term, const std::vector<int64_t>& shape, int ellipsis_width,
+                               const std::vector<int64_t>& slot_extent) {
     const int explicit_dims = static_cast<int>(term.before.size() + term.after.size());
     const int rank = static_cast<int>(shape.size());
     const int ellipsis_dims = rank - explicit_dims;
@@ -72,9 +73,13 @@ class RuleBuilder {
     int d = 0;
     for (const auto& letters : term.before) dims.push_back(bind_dim(letters, shape[d++]));
     for (int e = 0; e < ellipsis_dims; ++e) {
-      // Right-aligned: the last ellipsis dim of every operand is the same factor.
+      // Right-aligned: the last ellipsis dim of every operand is the same
+      // factor, except that an extent-1 dim broadcast against a larger one
+      // gets a factor of its own.
       const int slot = ellipsis_width - ellipsis_dims + e;
-      dims.push_back({factor("e" + std::to_string(slot), FactorKind::pass_through, shape[d++])});
+      std::string name = "e" + std::to_string(slot);
+      if (shape[d] == 1 && slot_extent.at(slot) != 1) name += "_" + std::to_string(broadcasts_++);
+      dims.push_back({factor(name, FactorKind::pass_through, shape[d++])});
     }
     for (const auto& letters : term.after) dims.push_back(bind_dim(letters, shape[d++]));
     return dims;
@@ -153,6 +158,7 @@ class RuleBuilder {
   const std::map<char, FactorKind>& kinds_;
   const std::map<char, int64_t>& sizes_;
   std::vector<Pending> factors_;
+  int broadcasts_ = 0;  // broadcast factors made so far
 };
 
 }  // namespace
@@ -196,10 +202,25 @@ ShardingRule make_rule(std::string_view equation, const std::map<char, FactorKin
   for (std::size_t i = 0; i < terms.size(); ++i) learn(terms[i], operand_shapes[i]);
   learn(result_term, result_shape);
 
+  // Largest extent at each ellipsis slot, to tell broadcast dims apart.
+  std::vector<int64_t> slot_extent(width, 1);
+  auto widest = [&](const TermDims& t, const std::vector<int64_t>& shape) {
+    if (!t.ellipsis) return;
+    const int n = static_cast<int>(shape.size() - t.before.size() - t.after.size());
+    for (int e = 0; e < n; ++e) {
+      auto& slot = slot_extent[width - n + e];
+      slot = std::max(slot, shape[t.before.size() + e]);
+    }
+  };
+  for (std::size_t i = 0; i < terms.size(); ++i) widest(terms[i], operand_shapes[i]);
+  widest(result_term, result_shape);
+
   RuleBuilder builder(equation, kinds, known);
   ShardingRule rule;
-  for (std::size_t i = 0; i < terms.size(); ++i) rule.operands.push_back(builder.bind(terms[i], operand_shapes[i], width));
-  rule.result = builder.bind(result_term, result_shape, width);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    rule.operands.push_back(builder.bind(terms[i], operand_shapes[i], width, slot_extent));
+  }
+  rule.result = builder.bind(result_term, result_shape, width, slot_extent);
   rule.factors = builder.take_factors();
   return rule;
 }

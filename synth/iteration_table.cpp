@@ -22,14 +22,12 @@ std::string in_spec_text(const Lowered& lowered, int node, int strategy) {
   const NodeLabel& label = lowered.nodes.at(node);
   const ir::Node& graph_node = lowered.graph.node(label.vertex);
   const StrategyInfo& s = label.strategies.at(strategy);
-  std::vector<ir::ParamInfo> params;
-  if (label.role == NodeRole::op) params = ir::op_info(graph_node.kind, graph_node.name).params;
-  const std::size_t tensor_inputs = s.operands.size() - params.size();
+  const std::size_t tensor_inputs = s.operands.size() - graph_node.params.size();
   std::string text;
   for (std::size_t i = 0; i < s.operands.size(); ++i) {
     ir::Spec spec = s.operands[i];
     if (i >= tensor_inputs) {
-      const auto& info = params[i - tensor_inputs];
+      const auto& info = ir::param_info(graph_node, graph_node.params[i - tensor_inputs].name);
       if (!info.shown_in_spec) continue;
       if (info.display_perm.size() == spec.dims.size()) spec = ir::permute(spec, info.display_perm);
     }
