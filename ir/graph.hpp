@@ -29,6 +29,7 @@ struct Node {
   TensorType type;               // the tensor this node produces
   std::vector<Param> params;     // parameters, in the op table's order
   std::map<std::string, std::vector<int64_t>> attrs;  // integer-list attributes, e.g. permute's "dims"
+  std::map<std::string, double> real_attrs;           // real-valued attributes, e.g. a scale's "divisor"
 };
 
 struct Operand {
