@@ -34,6 +34,11 @@ class CostModel {
   virtual bool resolves_partial_in_op() const = 0;
   // Whether graph inputs may arrive sharded; when false they are replicated.
   virtual bool shards_graph_inputs() const = 0;
+  // Whether graph outputs must end replicated; when false any spec without a
+  // pending partial sum will do.
+  virtual bool replicated_outputs() const = 0;
+  // Cost of `flops` floating-point operations on one device.
+  virtual int64_t compute_cost(double flops, const ir::Mesh& mesh) const = 0;
   // Price of one collective step on a tensor of global type `tensor` whose
   // spec before the step is `before`.
   virtual int64_t collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
@@ -45,7 +50,7 @@ class CostModel {
                                       const ir::Mesh& mesh) const;
 };
 
-// Known presets, by name: "slapo". Throws ir::InputError naming an unknown one.
+// Known presets, by name: "alpha-beta" (the default), "slapo". Throws ir::InputError naming an unknown one.
 std::unique_ptr<CostModel> make_cost_model(std::string_view name);
 std::vector<std::string> cost_model_names();
 

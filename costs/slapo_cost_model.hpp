@@ -11,7 +11,8 @@
 //   slice (RR -> RS, RR -> SR)        0
 // Ops with a reduction factor must shard one factor (RR x RR is illegal:
 // replicating everything would otherwise cost 0), graph inputs arrive
-// replicated, and partial results are all-reduced inside the op.
+// replicated, outputs end replicated, partial results are all-reduced inside
+// the op, and compute is free.
 #include "costs/cost_model.hpp"
 
 namespace shardsynth::costs {
@@ -23,6 +24,8 @@ class SlapoCostModel final : public CostModel {
   ir::SpecSpace spec_space(const ir::Mesh& mesh) const override;
   bool resolves_partial_in_op() const override { return true; }
   bool shards_graph_inputs() const override { return false; }
+  bool replicated_outputs() const override { return true; }
+  int64_t compute_cost(double, const ir::Mesh&) const override { return 0; }
   int64_t collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
                           const ir::Mesh& mesh) const override;
 };

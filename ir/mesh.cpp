@@ -1,14 +1,51 @@
 #include "ir/mesh.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
 
 #include "ir/error.hpp"
 
 namespace shardsynth::ir {
 namespace {
 constexpr int64_t kMaxDevices = 65536;
-constexpr double kDefaultBandwidthGbps = 300.0;
-constexpr double kDefaultLatencyUs = 1.0;
+constexpr double kNodeBandwidthGbps = 200.0;   // NVLink, per GPU
+constexpr double kNodeLatencyUs = 1.0;
+constexpr double kNetworkBandwidthGbps = 25.0;  // 200 Gb/s InfiniBand, per GPU
+constexpr double kNetworkLatencyUs = 5.0;
+
+void default_links(Mesh& mesh) {
+  mesh.bandwidth_gbps.assign(mesh.shape.size(), kNodeBandwidthGbps);
+  mesh.latency_us.assign(mesh.shape.size(), kNodeLatencyUs);
+  if (mesh.rank() == 2) {
+    mesh.bandwidth_gbps[0] = kNetworkBandwidthGbps;
+    mesh.latency_us[0] = kNetworkLatencyUs;
+  }
+}
+
+std::vector<double> parse_list(std::string_view text, const char* what, std::size_t want) {
+  std::vector<double> values;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    std::string part(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    char* stop = nullptr;
+    const double value = std::strtod(part.c_str(), &stop);
+    if (part.empty() || stop != part.c_str() + part.size() || !std::isfinite(value) || value <= 0) {
+      throw InputError(std::string("bad ") + what + " '" + part + "': expected a positive number");
+    }
+    values.push_back(value);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (values.size() != want) {
+    throw InputError(std::string("bad ") + what + " '" + std::string(text) + "': expected " + std::to_string(want) +
+                     " values, one per mesh axis");
+  }
+  return values;
+}
 }  // namespace
 
 int64_t Mesh::num_devices() const {
@@ -41,8 +78,56 @@ Mesh parse_mesh(std::string_view text) {
     start = end + 1;
   }
   if (mesh.rank() > 2) throw InputError("bad mesh " + quoted + ": only 1-D and 2-D meshes are supported");
-  mesh.bandwidth_gbps.assign(mesh.shape.size(), kDefaultBandwidthGbps);
-  mesh.latency_us.assign(mesh.shape.size(), kDefaultLatencyUs);
+  default_links(mesh);
+  return mesh;
+}
+
+void set_links(Mesh& mesh, std::string_view bandwidth_gbps, std::string_view latency_us) {
+  if (!bandwidth_gbps.empty()) mesh.bandwidth_gbps = parse_list(bandwidth_gbps, "bandwidth", mesh.shape.size());
+  if (!latency_us.empty()) mesh.latency_us = parse_list(latency_us, "latency", mesh.shape.size());
+}
+
+Mesh mesh_from_json(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(where + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  auto fail = [&](const std::string& field, const std::string& why) {
+    return InputError(where + ": field '" + field + "' " + why);
+  };
+  if (!j.is_object() || !j.contains("shape")) throw fail("shape", "is missing");
+  if (!j["shape"].is_array() || j["shape"].empty()) throw fail("shape", "must be a list of extents");
+  std::string shape_text;
+  for (const auto& extent : j["shape"]) {
+    if (!extent.is_number_integer()) throw fail("shape", "must hold integers");
+    shape_text += (shape_text.empty() ? "" : "x") + std::to_string(extent.get<int64_t>());
+  }
+  Mesh mesh = parse_mesh(shape_text);
+  auto list = [&](const char* field, std::vector<double>& out) {
+    if (!j.contains(field)) return;
+    const auto& v = j[field];
+    if (!v.is_array() || v.size() != mesh.shape.size()) throw fail(field, "must list one number per mesh axis");
+    std::vector<double> values;
+    for (const auto& x : v) {
+      if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>())) throw fail(field, "must hold positive numbers");
+      values.push_back(x.get<double>());
+    }
+    out = values;
+  };
+  list("bandwidth_gbps", mesh.bandwidth_gbps);
+  list("latency_us", mesh.latency_us);
+  if (j.contains("peak_tflops")) {
+    const auto& v = j["peak_tflops"];
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) throw fail("peak_tflops", "must be a positive number");
+    mesh.peak_tflops = v.get<double>();
+  }
+  if (j.contains("memory_bytes")) {
+    const auto& v = j["memory_bytes"];
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0) throw fail("memory_bytes", "must be a positive integer");
+    mesh.memory_bytes = v.get<int64_t>();
+  }
   return mesh;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "ir/error.hpp"
 
@@ -118,6 +119,48 @@ Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>
   return {lhs + "->" + rhs, sizes};
 }
 
+// Hugging Face Conv1D (weight stored [in, out]). With groups > 1 the output
+// features are `groups` equal blocks (c_attn's fused q | k | v), so sharding
+// n within each block is a blocked spec, S(3), and not a contiguous one.
+Equation conv1d_equation(const Node& node, const std::vector<std::vector<int64_t>>&) {
+  int64_t groups = 1;
+  if (node.attrs.count("groups")) {
+    expect_attr(node, "groups", 1);
+    groups = node.attrs.at("groups")[0];
+    if (groups < 1) throw InputError("node '" + node.name + "': groups must be positive, got " + std::to_string(groups));
+  }
+  if (groups == 1) return {"...k,kn,n->...n", {}};
+  return {"...k,k(gn),(gn)->...(gn)", {{'g', groups}}};
+}
+
+// One of `sections` equal parts of the last dim. Every part has the same
+// rule, so "index" only has to be in range; q picks the part and stays
+// replicated, which makes a shard of n blocked (S(sections)) on the input.
+Equation split_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  if (inputs.size() != 1 || inputs[0].empty()) {
+    throw InputError("node '" + node.name + "' (split) needs one tensor input of rank at least 1");
+  }
+  const auto& in = inputs[0];
+  const std::size_t rank = in.size();
+  for (const char* name : {"dim", "sections", "index"}) expect_attr(node, name, 1);
+  const int dim = normalized_dims(node, node.attrs.at("dim"), rank)[0];
+  if (dim != static_cast<int>(rank) - 1) {
+    throw InputError("node '" + node.name + "': split dim " + std::to_string(node.attrs.at("dim")[0]) +
+                     " is not the last dim");
+  }
+  const int64_t sections = node.attrs.at("sections")[0];
+  if (sections < 1 || in[dim] % sections != 0) {
+    throw InputError("node '" + node.name + "': " + std::to_string(sections) + " sections do not divide dim extent " +
+                     std::to_string(in[dim]));
+  }
+  const int64_t index = node.attrs.at("index")[0];
+  if (index < 0 || index >= sections) {
+    throw InputError("node '" + node.name + "': index " + std::to_string(index) + " is out of range for " +
+                     std::to_string(sections) + " sections");
+  }
+  return {"...(qn)->...n", {{'q', sections}}};
+}
+
 // Removes operands (by index) from "a,b,c->d".
 std::string drop_operands(const std::string& equation, const std::vector<std::size_t>& indices) {
   const std::size_t arrow = equation.find("->");
@@ -139,6 +182,7 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
   using K = FactorKind;
   const ParamInfo weight_in_out{"weight", true, {1, 0}};
   const ParamInfo bias{"bias", false, {}, true};
+  const ParamInfo weight_as_stored{"weight", true, {}};
   const ParamInfo norm_weight{"weight", false, {}};
   // kind, fx opcode, fx target, equation, factor kinds, params, derive, flops per point, not iterated
   std::vector<OpKindInfo> entries = {
@@ -155,6 +199,15 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       {"view", "call_method", "view", "", {}, {}, view_equation, 0, ""},
       {"permute", "call_method", "permute", "", {}, {}, permute_equation, 0, ""},
       {"transpose", "call_method", "transpose", "", {}, {}, transpose_equation, 0, ""},
+      {"embedding", "call_module", "<class 'torch.nn.modules.sparse.Embedding'>", "...,vd->...d", {{'v', K::reduction}},
+       {weight_as_stored}, nullptr, 1, "v"},
+      {"conv1d", "call_module", "<class 'transformers.pytorch_utils.Conv1D'>", "", {{'k', K::reduction}},
+       {weight_as_stored, bias}, conv1d_equation, 2, ""},
+      {"split", "call_method", "split", "", {{'q', K::needs_replication}}, {}, split_equation, 0, ""},
+      {"scale", "call_function", "<built-in function truediv>", "...->...", {}, {}, nullptr, 1, ""},
+      {"causal_mask", "call_function", "<built-in method where>", "...->...", {}, {}, nullptr, 1, ""},
+      {"gelu_tanh", "call_module", "<class 'transformers.activations.NewGELUActivation'>", "...->...", {}, {}, nullptr, 8,
+       ""},
   };
   std::map<std::string, OpKindInfo, std::less<>> table;
   for (auto& entry : entries) table.emplace(entry.kind, std::move(entry));
@@ -252,8 +305,14 @@ std::string rule_table_text() {
     }
     if (!info.params.empty()) {
       text += " params=";
-      for (std::size_t p = 0; p < info.params.size(); ++p) text += (p ? "," : "") + info.params[p].name;
+      for (std::size_t p = 0; p < info.params.size(); ++p) {
+        text += (p ? "," : "") + info.params[p].name + (info.params[p].optional ? "?" : "");
+      }
     }
+    std::ostringstream flops;
+    flops << info.flops_per_point;
+    text += " flops=" + flops.str();
+    if (!info.not_iterated.empty()) text += " not_iterated=" + info.not_iterated;
     text += "\n";
   }
   return text;

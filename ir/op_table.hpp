@@ -32,7 +32,7 @@ struct Equation {
 };
 
 // Builds a node's equation from its shapes and attributes, for kinds whose
-// equation depends on them (view, permute, transpose).
+// equation depends on them (view, permute, transpose, conv1d's groups, split).
 using EquationFn = std::function<Equation(const Node& node, const std::vector<std::vector<int64_t>>& input_shapes)>;
 
 struct OpKindInfo {
@@ -64,7 +64,8 @@ ShardingRule rule_for(const Graph& graph, Vertex v);
 // Forward flops of one node: flops_per_point x the product of its rule's
 // factor extents, less the factors in not_iterated.
 double forward_flops(const Graph& graph, Vertex v, const ShardingRule& rule);
-// One line per kind: kind, equation and factor kinds, params. Golden-tested.
+// One line per kind: kind, equation and factor kinds, params (optional ones
+// marked '?'), flops per point and not_iterated letters. Golden-tested.
 std::string rule_table_text();
 
 }  // namespace shardsynth::ir

@@ -1,5 +1,7 @@
 #include "synth/lowering.hpp"
 
+#include <algorithm>
+
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
 #include "ir/op_table.hpp"
@@ -17,8 +19,20 @@ bool is_following(const ir::ShardingRule& rule) {
   return true;
 }
 
-int64_t spec_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {
-  return ir::num_elements(ir::local_shape(type.shape, spec, mesh)) * ir::dtype_bytes(type.dtype);
+// Mesh axes sharding a factor that an operand lacks: its gradient is
+// contracted over them and so comes out partial there.
+std::vector<int> grad_partial_axes(const std::vector<ir::DimFactors>& operand,
+                                   const std::vector<std::vector<int>>& factor_axes) {
+  std::vector<bool> present(factor_axes.size(), false);
+  for (const auto& dim : operand) {
+    for (int f : dim) present[f] = true;
+  }
+  std::vector<int> axes;
+  for (std::size_t f = 0; f < factor_axes.size(); ++f) {
+    if (!present[f]) axes.insert(axes.end(), factor_axes[f].begin(), factor_axes[f].end());
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
 }
 
 }  // namespace
@@ -34,19 +48,23 @@ const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment
   return lowered.nodes[node].strategies[assignment[node]].output;
 }
 
-Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model) {
+Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options) {
   const ir::SpecSpace space = model.spec_space(mesh);
-  Lowered out{graph, mesh, graph.topological_order(), {}, {}, {}, std::vector<int>(graph.size(), -1)};
+  Lowered out{graph, mesh, graph.topological_order(), {}, {}, {}, std::vector<int>(graph.size(), -1), options};
   Problem& problem = out.problem;
+  problem.usage_limit = options.memory_budget;
+  const costs::Mode mode = options.mode;
 
-  auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies, std::vector<int64_t> costs) {
+  auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
     const ir::Node& node = graph.node(v);
-    ProblemNode pn{node.name, std::move(costs), {}, 0, 0};
+    ProblemNode pn{node.name, {}, {}, 0, 1};
     for (const auto& s : strategies) {
-      int64_t bytes = spec_bytes(node.type, s.output, mesh);
+      pn.costs.push_back(s.cost.total());
+      int64_t bytes = costs::activation_bytes(node.type, s.output, mesh);
       for (std::size_t p = 0; p < node.params.size(); ++p) {
+        if (!node.params[p].tied_to.empty()) continue;  // held by the parameter it is tied to
         const auto& spec = s.operands[s.operands.size() - node.params.size() + p];
-        bytes += spec_bytes(node.params[p].type, spec, mesh);
+        bytes += costs::param_bytes(mode, node.params[p].type, spec, mesh);
       }
       pn.usages.push_back(bytes);
     }
@@ -61,12 +79,13 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     const auto inputs = graph.inputs_of(consumer);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const int from = out.owner[inputs[i]];
-      const auto& type = graph.node(inputs[i]).type;
+      const ir::Node& producer = graph.node(inputs[i]);
+      const bool needs_grad = producer.kind != ir::kPlaceholder && producer.type.dtype != ir::DType::int64;
       ProblemEdge edge{from, to, {}};
       for (const auto& source : out.nodes[from].strategies) {
         for (const auto& target : out.nodes[to].strategies) {
-          auto cost = model.reshard_cost(type, source.output, target.operands[i], mesh);
-          edge.costs.push_back(cost ? *cost : kForbidden);
+          const costs::OperandUse use{producer.type, target.operands[i], target.grad_partial[i]};
+          edge.costs.push_back(costs::edge_cost(model, mode, source.output, use, needs_grad, mesh).value_or(kForbidden));
         }
       }
       problem.edges.push_back(std::move(edge));
@@ -74,53 +93,71 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     }
   };
 
+  // Every spec of a tensor's own dims without partial sums: inputs that may arrive sharded, free outputs.
+  auto tensor_specs = [&](const ir::TensorType& type) {
+    std::vector<ir::Spec> specs;
+    const auto identity = ir::make_rule("...->...", {}, {type.shape}, type.shape);
+    for (auto& sharding : ir::enumerate_op_shardings(identity, mesh, space)) specs.push_back(std::move(sharding.result));
+    return specs;
+  };
+
   for (ir::Vertex v : out.order) {
     const ir::Node& node = graph.node(v);
     const int rank = static_cast<int>(node.type.shape.size());
     const ir::Spec replicated = ir::replicated(ir::spec_rank(space, rank));
     if (node.kind == ir::kPlaceholder) {
-      // Inputs arrive replicated, or in any spec the model can express when it allows that.
       std::vector<StrategyInfo> strategies;
-      if (model.shards_graph_inputs()) {
-        const auto identity = ir::make_rule("...->...", {}, {node.type.shape}, node.type.shape);
-        for (auto& sharding : ir::enumerate_op_shardings(identity, mesh, space)) {
-          strategies.push_back({{}, sharding.result, sharding.result});
-        }
-      } else {
-        strategies.push_back({{}, replicated, replicated});
+      for (auto& spec : model.shards_graph_inputs() ? tensor_specs(node.type) : std::vector<ir::Spec>{replicated}) {
+        strategies.push_back({{}, spec, spec, {}, {}});
       }
-      std::vector<int64_t> costs(strategies.size(), 0);
-      add_node(v, NodeRole::input, std::move(strategies), std::move(costs));
+      add_node(v, NodeRole::input, std::move(strategies));
       continue;
     }
     if (node.kind == ir::kOutput) {
-      add_node(v, NodeRole::output, {{std::vector<ir::Spec>(graph.inputs_of(v).size(), replicated), replicated, replicated}},
-               {0});
+      const auto inputs = graph.inputs_of(v);
+      if (inputs.size() != 1) throw ir::InputError("output node '" + node.name + "' must have exactly one input");
+      std::vector<StrategyInfo> strategies;
+      for (auto& spec : model.replicated_outputs() ? std::vector<ir::Spec>{replicated} : tensor_specs(node.type)) {
+        strategies.push_back({{spec}, spec, spec, {{}}, {}});
+      }
+      add_node(v, NodeRole::output, std::move(strategies));
       add_operand_edges(v);
       continue;
     }
     const ir::ShardingRule rule = ir::rule_for(graph, v);
     if (is_following(rule) && node.params.empty()) {
-      out.owner[v] = out.owner[graph.inputs_of(v)[0]];
+      const int owner = out.owner[graph.inputs_of(v)[0]];
+      out.owner[v] = owner;
+      for (std::size_t s = 0; s < out.nodes[owner].strategies.size(); ++s) {
+        problem.nodes[owner].usages[s] += costs::activation_bytes(node.type, out.nodes[owner].strategies[s].output, mesh);
+      }
       continue;
     }
+    const double flops = ir::forward_flops(graph, v, rule);
+    const std::size_t first_param = rule.operands.size() - node.params.size();
     std::vector<StrategyInfo> strategies;
-    std::vector<int64_t> costs;
     for (auto& sharding : ir::enumerate_op_shardings(rule, mesh, space)) {
-      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result};
-      int64_t cost = 0;
-      if (model.resolves_partial_in_op() && !s.result.partial.empty()) {
-        s.output.partial.clear();
-        cost = model.reshard_cost(node.type, s.result, s.output, mesh).value_or(kForbidden);
+      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}};
+      if (model.resolves_partial_in_op()) s.output.partial.clear();
+      int64_t shards = 1;
+      for (const auto& axes : sharding.factor_axes) {
+        for (int axis : axes) shards *= mesh.shape[axis];
       }
+      for (const auto& dims : rule.operands) s.grad_partial.push_back(grad_partial_axes(dims, sharding.factor_axes));
+      std::vector<costs::OperandUse> params;
+      for (std::size_t p = 0; p < node.params.size(); ++p) {
+        params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
+      }
+      auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
+      if (!cost) continue;
+      s.cost = *cost;
       strategies.push_back(std::move(s));
-      costs.push_back(cost);
     }
     if (strategies.empty()) {
       throw ir::InputError("node '" + node.name + "' (" + node.kind + ") has no legal sharding on mesh " +
                            ir::mesh_string(mesh) + " under the " + model.name() + " cost model");
     }
-    add_node(v, NodeRole::op, std::move(strategies), std::move(costs));
+    add_node(v, NodeRole::op, std::move(strategies));
     add_operand_edges(v);
   }
   return out;

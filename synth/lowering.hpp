@@ -1,21 +1,27 @@
 #pragma once
-// Lowering (graph, mesh, cost model) to the solver's plain Problem.
+// Lowering (graph, mesh, cost model, mode) to the solver's plain Problem.
 //
 // One problem node per graph node that makes a sharding choice:
 //  - a graph input: strategies are the specs it may arrive in;
 //  - an op: strategies are its legal shardings (ir::enumerate_op_shardings),
 //    each fixing the spec of every operand use and of its output; the
-//    strategy's cost is the op's own cost (the all-reduce of a partial result
-//    under the slapo model);
-//  - a graph output: one strategy, replicated.
+//    strategy's cost is the op's own cost (costs::op_cost: compute, in-op
+//    partial resolution, gradient sync) and its usage the bytes of its
+//    parameter shards and of its output (and of its following ops' outputs);
+//  - a graph output: replicated, or any non-partial spec when the model allows.
 // An op whose rule maps its single input to its output factor for factor
 // (gelu, dropout: XLA's "following") gets no node: its output shares its
 // producer's node and spec. One problem edge per tensor operand use, from the
 // producer's node to the consumer's, holding the resharding cost for every
-// (producer strategy, consumer strategy) pair.
+// (producer strategy, consumer strategy) pair (costs::edge_cost, with the
+// gradient's way back in training). A memory budget becomes the problem's
+// usage limit, with every node live at once.
 #include <vector>
 
+#include <optional>
+
 #include "costs/cost_model.hpp"
+#include "costs/op_cost.hpp"
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/spec.hpp"
@@ -29,6 +35,13 @@ struct StrategyInfo {
   std::vector<ir::Spec> operands;  // spec each operand is consumed in: tensor inputs, then params (stored layout)
   ir::Spec result;                 // spec the local computation yields (partial on sharded reduction axes)
   ir::Spec output;                 // spec of the node's output tensor as consumers see it
+  std::vector<std::vector<int>> grad_partial;  // per operand: mesh axes its gradient comes out partial on
+  costs::OpCost cost;              // the op's own cost under this strategy (not its edges)
+};
+
+struct LowerOptions {
+  costs::Mode mode = costs::Mode::inference;  // inference or training
+  std::optional<int64_t> memory_budget;       // per-device bytes; unset = no limit
 };
 
 struct NodeLabel {
@@ -51,10 +64,12 @@ struct Lowered {
   std::vector<NodeLabel> nodes;       // parallel to problem.nodes
   std::vector<EdgeLabel> edges;       // parallel to problem.edges
   std::vector<int> owner;             // per graph vertex: problem node deciding its output spec
+  LowerOptions options;               // how it was lowered
 };
 
 // Throws ir::InputError naming the node when an op has no legal sharding.
-Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model);
+Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+              const LowerOptions& options = {});
 
 // Problem edge indices per consuming graph vertex, in operand order.
 std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered);

@@ -1,5 +1,6 @@
 #include "synth/problem.hpp"
 
+#include <set>
 #include <stdexcept>
 
 namespace shardsynth::synth {
@@ -37,6 +38,14 @@ int64_t edge_cost(const Problem& p, const ProblemEdge& edge, const Assignment& a
   return edge.costs[static_cast<std::size_t>(a[edge.from]) * p.nodes[edge.to].size() + a[edge.to]];
 }
 
+std::vector<int64_t> usage_check_points(const Problem& p) {
+  std::set<int64_t> points;
+  for (const auto& node : p.nodes) {
+    if (node.live_from < node.live_to) points.insert(node.live_from);
+  }
+  return {points.begin(), points.end()};
+}
+
 int64_t evaluate(const Problem& p, const Assignment& a) {
   if (a.size() != p.nodes.size()) {
     throw std::invalid_argument("assignment has " + std::to_string(a.size()) + " entries for " +
@@ -55,6 +64,16 @@ int64_t evaluate(const Problem& p, const Assignment& a) {
     const int64_t c = edge_cost(p, edge, a);
     if (c >= kForbidden) return kForbidden;
     total += c;
+  }
+  if (p.usage_limit) {
+    for (int64_t t : usage_check_points(p)) {
+      int64_t used = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto& node = p.nodes[i];
+        if (node.live_from <= t && t < node.live_to && !node.usages.empty()) used += node.usages[a[i]];
+      }
+      if (used > *p.usage_limit) return kForbidden;
+    }
   }
   return total;
 }

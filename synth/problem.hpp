@@ -43,9 +43,12 @@ using Assignment = std::vector<int>;
 // (an edge to a missing node, a table of the wrong size, a negative cost).
 void validate(const Problem& problem);
 // Total cost of an assignment; kForbidden when it picks a forbidden strategy
-// or pair. Throws std::invalid_argument on an assignment of the wrong length
+// or pair, or when, at some time step, the usages of the nodes live then
+// (live_from <= t < live_to) sum to more than usage_limit. Throws std::invalid_argument on an assignment of the wrong length
 // or out of range.
 int64_t evaluate(const Problem& problem, const Assignment& assignment);
+// The time steps at which memory must be checked: every live_from, ascending.
+std::vector<int64_t> usage_check_points(const Problem& problem);
 // Cost of one edge under an assignment.
 int64_t edge_cost(const Problem& problem, const ProblemEdge& edge, const Assignment& assignment);
 

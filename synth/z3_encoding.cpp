@@ -74,6 +74,18 @@ Z3Encoding::Z3Encoding(z3::context& ctx, const Problem& problem) : cost_(ctx.int
     terms.push_back(chain);
   }
   cost_ = terms.empty() ? ctx.int_val(0) : z3::sum(terms);
+  if (problem.usage_limit) {
+    for (int64_t t : usage_check_points(problem)) {
+      z3::expr_vector used(ctx);
+      for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
+        const auto& node = problem.nodes[i];
+        if (node.live_from <= t && t < node.live_to && !node.usages.empty()) {
+          used.push_back(select(ctx, vars_[i], node.usages, [&](int s) { return node.costs[s] >= kForbidden; }));
+        }
+      }
+      if (!used.empty()) constraints_.push_back(z3::sum(used) <= ctx.int_val(*problem.usage_limit));
+    }
+  }
 }
 
 Assignment Z3Encoding::decode(const z3::model& model) const {

@@ -1,8 +1,9 @@
 #pragma once
 // The Z3 encoding of a plain Problem: one integer variable per node whose
 // domain is its strategy indices, constraints excluding forbidden strategies
-// and pairs, and the total cost as one integer term built from If-chains over
-// the cost tables.
+// and pairs, a usage bound per time step when the problem has a usage limit,
+// and the total cost as one integer term built from If-chains over the cost
+// tables.
 #include <vector>
 
 #include <z3++.h>

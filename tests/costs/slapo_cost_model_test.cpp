@@ -134,7 +134,7 @@ TEST_CASE("SlapoCostModel_Properties") {
     CHECK(space.window == 2);
     CHECK(space.require_sharded_reduction);
   }
-  CHECK(cost_model_names() == std::vector<std::string>{"slapo"});
+  CHECK(cost_model_names() == std::vector<std::string>{"alpha-beta", "slapo"});
 }
 
 TEST_CASE("make_cost_model_UnknownNameThrows") {

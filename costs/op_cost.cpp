@@ -1,0 +1,74 @@
+#include "costs/op_cost.hpp"
+
+#include <algorithm>
+
+#include "ir/error.hpp"
+
+namespace shardsynth::costs {
+namespace {
+
+constexpr int64_t kAdamStateBytes = 2 * 4;  // two fp32 moments per element
+
+ir::Spec with_partial(ir::Spec spec, const std::vector<int>& axes) {
+  spec.partial.insert(spec.partial.end(), axes.begin(), axes.end());
+  std::sort(spec.partial.begin(), spec.partial.end());
+  return spec;
+}
+
+ir::Spec without_partial(ir::Spec spec) {
+  spec.partial.clear();
+  return spec;
+}
+
+}  // namespace
+
+Mode parse_mode(std::string_view text) {
+  if (text == "inference") return Mode::inference;
+  if (text == "training") return Mode::training;
+  throw ir::InputError("unknown mode '" + std::string(text) + "' (known: inference, training)");
+}
+
+std::string mode_name(Mode mode) { return mode == Mode::training ? "training" : "inference"; }
+
+std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_flops, int64_t shards,
+                              const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
+                              const std::vector<OperandUse>& params, const ir::Mesh& mesh) {
+  OpCost cost;
+  const int64_t forward = model.compute_cost(forward_flops / static_cast<double>(shards), mesh);
+  cost.compute = mode == Mode::training ? 3 * forward : forward;
+  if (result != output) {
+    auto resolve = model.reshard_cost(result_type, result, output, mesh);
+    if (!resolve) return std::nullopt;
+    cost.resolve = *resolve;
+  }
+  if (mode == Mode::training) {
+    for (const auto& p : params) {
+      if (p.grad_partial.empty()) continue;
+      auto sync = model.reshard_cost(p.type, with_partial(p.spec, p.grad_partial), p.spec, mesh);
+      if (!sync) return std::nullopt;
+      cost.grad_sync += *sync;
+    }
+  }
+  return cost;
+}
+
+std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Spec& produced, const OperandUse& use,
+                                 bool needs_grad, const ir::Mesh& mesh) {
+  auto forward = model.reshard_cost(use.type, produced, use.spec, mesh);
+  if (!forward || mode == Mode::inference || !needs_grad) return forward;
+  auto backward = model.reshard_cost(use.type, with_partial(use.spec, use.grad_partial), without_partial(produced), mesh);
+  if (!backward) return std::nullopt;
+  return *forward + *backward;
+}
+
+int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {
+  return ir::num_elements(ir::local_shape(type.shape, spec, mesh)) * ir::dtype_bytes(type.dtype);
+}
+
+int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {
+  const int64_t elements = ir::num_elements(ir::local_shape(type.shape, spec, mesh));
+  const int64_t bytes = elements * ir::dtype_bytes(type.dtype);
+  return mode == Mode::training ? 2 * bytes + kAdamStateBytes * elements : bytes;
+}
+
+}  // namespace shardsynth::costs

@@ -1,0 +1,76 @@
+#pragma once
+// What one op's sharding and one operand edge cost, in inference or in
+// training. The cost model prices the pieces; this file decides which pieces
+// a choice pays for.
+//
+// Inference: an op pays its compute (forward flops split over the shards of
+// its iteration space) and, when the model resolves partial results inside
+// the op, that resolution; an edge pays the resharding from the producer's
+// output spec to the spec the consumer reads.
+//
+// Training adds the backward pass:
+//  - compute: 2x the forward compute;
+//  - each operand's gradient comes out partial on every mesh axis that shards
+//    a factor the operand lacks (the backward einsum contracts over it); an
+//    activation edge pays the resharding of that gradient (operand spec plus
+//    those partial axes) back to the producer's output spec, which is the dual
+//    of the forward collective (all-gather for a slice, reduce-scatter for an
+//    all-gather of a partial gradient, and Megatron's backward all-reduce for
+//    a replicated input to a column-parallel layer);
+//  - a parameter's gradient is resolved to the parameter's own spec: the
+//    all-reduce over every axis on which the parameter is replicated while its
+//    op's data is sharded (data-parallel gradient sync);
+//  - resolving a partial result inside the op has a free backward (the
+//    gradient of a sum is the replicated gradient).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "costs/cost_model.hpp"
+
+namespace shardsynth::costs {
+
+enum class Mode { inference, training };
+
+// "inference" / "training"; throws ir::InputError naming anything else.
+Mode parse_mode(std::string_view text);
+std::string mode_name(Mode mode);
+
+// One tensor an op reads, as a strategy reads it.
+struct OperandUse {
+  ir::TensorType type;            // global type
+  ir::Spec spec;                  // spec the op reads it in
+  std::vector<int> grad_partial;  // mesh axes its gradient comes out partial on (training)
+};
+
+struct OpCost {
+  int64_t compute = 0;    // forward (and in training backward) compute
+  int64_t resolve = 0;    // in-op resolution of a partial result
+  int64_t grad_sync = 0;  // parameter gradient resolution (training)
+
+  int64_t total() const { return compute + resolve + grad_sync; }
+};
+
+// `shards` is the number of pieces the op's iteration space is split into.
+// `params` are the op's parameter uses; `result` is the locally computed spec
+// and `output` the spec handed on. Returns nullopt when a resolution is
+// unreachable.
+std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_flops, int64_t shards,
+                              const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
+                              const std::vector<OperandUse>& params, const ir::Mesh& mesh);
+
+// Cost of feeding a tensor produced in `produced` to a consumer reading it as
+// `use`; `needs_grad` is false for tensors no gradient flows to (graph inputs,
+// integer tensors). Returns nullopt when unreachable.
+std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Spec& produced, const OperandUse& use,
+                                 bool needs_grad, const ir::Mesh& mesh);
+
+// Bytes one device holds for a parameter: the shard, plus in training its
+// gradient (same dtype) and Adam's two fp32 moments.
+int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh);
+// Bytes one device holds for an activation shard.
+int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh);
+
+}  // namespace shardsynth::costs
