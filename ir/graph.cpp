@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include <boost/graph/depth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
 
 #include "ir/error.hpp"
@@ -84,9 +85,13 @@ std::vector<Vertex> Graph::topological_order() const {
   std::optional<Vertex> on_cycle;
   boost::depth_first_search(graph_, boost::visitor(CycleFinder(&on_cycle)));
   if (on_cycle) throw InputError("the graph has a cycle through node '" + graph_[*on_cycle].name + "'");
-  std::vector<Vertex> reversed;
-  boost::topological_sort(graph_, std::back_inserter(reversed));
-  return {reversed.rbegin(), reversed.rend()};
+  // Sorting the reversed graph finishes every vertex after its producers, and
+  // the search starts from vertices in insertion order, so independent
+  // branches keep the order they were built in.
+  std::vector<Vertex> order;
+  const auto reversed = boost::make_reverse_graph(graph_);
+  boost::topological_sort(reversed, std::back_inserter(order));
+  return order;
 }
 
 }  // namespace shardsynth::ir

@@ -5,14 +5,28 @@
 #include <z3++.h>
 
 #include "ir/error.hpp"
+#include "synth/reduction.hpp"
 #include "synth/z3_encoding.hpp"
 
 namespace shardsynth::synth {
 
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   validate(problem);
+  Reduced reduced;
+  if (options.reduce) {
+    reduced = reduce(problem);
+  } else {
+    reduced.kernel = problem;
+    reduced.kernel_of.resize(problem.nodes.size());
+    for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
+      reduced.kernel_of[i] = static_cast<int>(i);
+      std::vector<int> identity(problem.nodes[i].size());
+      for (int s = 0; s < problem.nodes[i].size(); ++s) identity[s] = s;
+      reduced.strategy_of.push_back(std::move(identity));
+    }
+  }
   z3::context ctx;
-  Z3Encoding encoding(ctx, problem);
+  Z3Encoding encoding(ctx, reduced.kernel);
   z3::solver solver(ctx);
   z3::params params(ctx);
   params.set("random_seed", 0u);
@@ -21,6 +35,8 @@ CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const
   solver.add(encoding.constraints());
 
   CegisResult result;
+  result.kernel_nodes = static_cast<int>(reduced.kernel.nodes.size());
+  result.kernel_edges = static_cast<int>(reduced.kernel.edges.size());
   std::optional<int64_t> bound;
   while (true) {
     if (options.max_iterations > 0 && static_cast<int>(result.iterations.size()) >= options.max_iterations) {
@@ -36,9 +52,9 @@ CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const
     if (answer == z3::sat) {
       it.status = CheckStatus::sat;
       const z3::model model = solver.get_model();
-      it.assignment = encoding.decode(model);
+      it.assignment = expand(reduced, encoding.decode(model));
       it.cost = evaluate(problem, it.assignment);
-      const int64_t z3_cost = encoding.cost_value(model);
+      const int64_t z3_cost = encoding.cost_value(model) + reduced.constant;
       if (it.cost != z3_cost || it.cost >= kForbidden || (bound && it.cost >= *bound)) {
         throw EvaluatorMismatch("iteration " + std::to_string(it.index) + ": the evaluator scores the model " +
                                 std::to_string(it.cost) + " but Z3's cost term is " + std::to_string(z3_cost) +
@@ -47,7 +63,7 @@ CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const
       result.best = it.assignment;
       result.best_cost = it.cost;
       bound = it.cost;
-      solver.add(encoding.cost() < ctx.int_val(it.cost));
+      solver.add(encoding.cost() < ctx.int_val(it.cost - reduced.constant));
     } else if (answer == z3::unsat) {
       it.status = CheckStatus::unsat;
     } else {

@@ -28,6 +28,7 @@ struct Iteration {
 struct CegisOptions {
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
   int max_iterations = 0;         // stop after this many solver calls; 0 = unlimited
+  bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
 };
 
 struct CegisResult {
@@ -36,6 +37,8 @@ struct CegisResult {
   bool proven_optimal = false;  // whether Z3 answered unsat below best_cost
   std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit"
   std::vector<Iteration> iterations;  // every solver call, in order
+  int kernel_nodes = 0;         // nodes Z3 saw after reduction
+  int kernel_edges = 0;         // edges Z3 saw after reduction
 };
 
 using IterationCallback = std::function<void(const Iteration&)>;
@@ -47,7 +50,10 @@ class EvaluatorMismatch : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// Runs the loop. Throws ir::InputError when no assignment is feasible, and
+// Runs the loop on the reduced kernel of `problem`; every model is expanded
+// back to an assignment of `problem` and scored there, and that score must
+// equal Z3's value of the kernel's cost term plus the reduction's constant.
+// Iterations report assignments of `problem`. Throws ir::InputError when no assignment is feasible, and
 // lets z3::exception through (the synth boundary translates it).
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration);
 

@@ -1,8 +1,8 @@
 // `synth`: shard a model graph over a device mesh, proving the plan optimal
 // under the cost model. A thin shell over synth::synthesize().
 #include <cstdio>
-#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "costs/cost_model.hpp"
 #include "ir/error.hpp"
 #include "ir/file_io.hpp"
+#include "ir/gpt2.hpp"
 #include "ir/graph_table.hpp"
 #include "ir/models.hpp"
 #include "ir/text_table.hpp"
@@ -23,15 +24,52 @@ namespace {
 using namespace shardsynth;
 
 struct Flags {
-  std::string mesh = "8";           // --mesh
-  std::string cost_model = "slapo"; // --cost-model
-  std::string schedule_path;        // --schedule
-  bool quiet = false;               // --quiet
-  bool verbose = false;             // --verbose
-  int max_iterations = 0;           // --max-iterations
-  ir::MlpConfig mlp;                // mlp sizes
-  std::string dtype = "float32";    // --dtype
+  std::string mesh = "8";                // --mesh
+  std::string mesh_file;                 // --mesh-file
+  std::string bandwidth;                 // --bandwidth, GB/s per axis
+  std::string latency;                   // --latency, us per axis
+  double peak_tflops = 0;                // --peak-tflops; 0 = the mesh default
+  std::string cost_model = "alpha-beta"; // --cost-model
+  std::string mode = "inference";        // --mode
+  int64_t memory = 0;                    // --memory, bytes per device; 0 = no budget
+  std::string schedule_path;             // --schedule
+  bool quiet = false;                    // --quiet
+  bool verbose = false;                  // --verbose
+  int max_iterations = 0;                // --max-iterations
+  std::string dtype = "float32";         // --dtype
+  ir::MlpConfig mlp;                     // mlp sizes
+  std::string gpt2_preset = "small";     // gpt2 --preset
+  ir::Gpt2Config gpt2;                   // gpt2 sizes; negative = the preset's
 };
+
+ir::Mesh make_mesh(const Flags& flags) {
+  ir::Mesh mesh = flags.mesh_file.empty() ? ir::parse_mesh(flags.mesh)
+                                          : ir::mesh_from_json(ir::read_file(flags.mesh_file), flags.mesh_file);
+  ir::set_links(mesh, flags.bandwidth, flags.latency);
+  if (flags.peak_tflops > 0) mesh.peak_tflops = flags.peak_tflops;
+  return mesh;
+}
+
+ir::Graph make_graph(const Flags& flags, const std::string& model) {
+  const ir::DType dtype = ir::parse_dtype(flags.dtype);
+  if (model == "mlp") {
+    ir::MlpConfig config = flags.mlp;
+    config.dtype = dtype;
+    return ir::build_mlp(config);
+  }
+  ir::Gpt2Config config = ir::gpt2_preset(flags.gpt2_preset);
+  auto take = [](int64_t flag, int64_t& field) {
+    if (flag >= 0) field = flag;
+  };
+  take(flags.gpt2.n_layer, config.n_layer);
+  take(flags.gpt2.n_head, config.n_head);
+  take(flags.gpt2.n_embd, config.n_embd);
+  take(flags.gpt2.seq, config.seq);
+  take(flags.gpt2.batch, config.batch);
+  take(flags.gpt2.vocab, config.vocab);
+  config.dtype = dtype;
+  return ir::build_gpt2(config);
+}
 
 int run(const Flags& flags, const std::string& model_name) {
   // Tables go to stdout exactly as the PR lays them out; diagnostics go to stderr.
@@ -46,15 +84,15 @@ int run(const Flags& flags, const std::string& model_name) {
     log->set_level(spdlog::level::debug);
   }
 
-  ir::MlpConfig config = flags.mlp;
-  config.dtype = ir::parse_dtype(flags.dtype);
-  const ir::Graph graph = ir::build_mlp(config);
-  const ir::Mesh mesh = ir::parse_mesh(flags.mesh);
+  const ir::Graph graph = make_graph(flags, model_name);
+  const ir::Mesh mesh = make_mesh(flags);
   const auto model = costs::make_cost_model(flags.cost_model);
+  synth::SynthOptions options;
+  options.lower.mode = costs::parse_mode(flags.mode);
+  if (flags.memory > 0) options.lower.memory_budget = flags.memory;
+  options.cegis.max_iterations = flags.max_iterations;
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
-  synth::CegisOptions options;
-  options.max_iterations = flags.max_iterations;
   auto result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
     out->info(synth::iteration_header(it.index));
     log->debug("solver call {}: {:.3f} ms", it.index, it.solver_ms);
@@ -65,11 +103,11 @@ int run(const Flags& flags, const std::string& model_name) {
       out->info("Cannot find better solutions");
     }
   });
-  (void)model_name;
 
   const auto& search = result.search;
-  log->info("{} model: cost {} {} after {} solver calls{}", flags.cost_model, search.best_cost, model->unit(),
-            search.iterations.size(), search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
+  log->info("{} model, {}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode, search.best_cost,
+            model->unit(), search.iterations.size(),
+            search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
   std::string text = search.proven_optimal ? "\nBest solution:\n"
                                            : "\nBest solution (not proven optimal: " + search.stop_reason + "):\n";
   if (flags.quiet) text.clear();
@@ -82,19 +120,30 @@ int run(const Flags& flags, const std::string& model_name) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
-  Flags flags;
-  app.add_option("--mesh", flags.mesh, "device mesh: 8 (1-D) or 2x4 (2-D)")->capture_default_str();
-  app.add_option("--cost-model", flags.cost_model, "cost model preset: slapo (the PR's volume model)")
+void add_common_options(CLI::App& app, Flags& flags) {
+  app.add_option("--mesh", flags.mesh, "device mesh: 8 (1-D) or 2x4 (2-D; axis 0 crosses nodes)")->capture_default_str();
+  app.add_option("--mesh-file", flags.mesh_file, "read the mesh (shape, links, peak, memory) from this JSON file");
+  app.add_option("--bandwidth", flags.bandwidth, "link bandwidth per mesh axis in GB/s, e.g. 25,200");
+  app.add_option("--latency", flags.latency, "latency per ring step per mesh axis in microseconds, e.g. 5,1");
+  app.add_option("--peak-tflops", flags.peak_tflops, "per-device peak TFLOP/s (default 312)")->check(CLI::PositiveNumber);
+  app.add_option("--cost-model", flags.cost_model, "alpha-beta (nanoseconds) or slapo (the PR's volume model)")
       ->capture_default_str();
+  app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
+  app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
   app.add_option("--schedule", flags.schedule_path, "also write the schedule as JSON to this file");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
+  Flags flags;
+  add_common_options(app, flags);
   app.require_subcommand(1);
   app.fallthrough();
 
@@ -103,7 +152,16 @@ int main(int argc, char** argv) {
   mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str();
   mlp->add_option("--hidden", flags.mlp.hidden, "hidden size (x dim 2)")->capture_default_str();
   mlp->add_option("--ffn", flags.mlp.ffn, "fc1 output size")->capture_default_str();
-  mlp->add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
+
+  flags.gpt2 = {-1, -1, -1, -1, -1, -1, -1, ir::DType::float32};
+  auto* gpt2 = app.add_subcommand("gpt2", "Hugging Face GPT2LMHeadModel's forward (eval mode)");
+  gpt2->add_option("--preset", flags.gpt2_preset, "small, medium, large or xl")->capture_default_str();
+  gpt2->add_option("--layers,--n-layer", flags.gpt2.n_layer, "transformer blocks (default: the preset's)");
+  gpt2->add_option("--heads,--n-head", flags.gpt2.n_head, "attention heads (default: the preset's)");
+  gpt2->add_option("--embd,--n-embd", flags.gpt2.n_embd, "hidden size (default: the preset's)");
+  gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)");
+  gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)");
+  gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
 
   try {
     app.parse(argc, argv);

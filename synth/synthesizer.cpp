@@ -7,11 +7,11 @@
 namespace shardsynth::synth {
 
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
-                       const CegisOptions& options, const SynthCallback& on_iteration) {
-  SynthResult result{lower(graph, mesh, model), {}, {}};
+                       const SynthOptions& options, const SynthCallback& on_iteration) {
+  SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
   result.lowered.problem.name = "graph";
   try {
-    result.search = run_cegis(result.lowered.problem, options, [&](const Iteration& it) {
+    result.search = run_cegis(result.lowered.problem, options.cegis, [&](const Iteration& it) {
       if (on_iteration) on_iteration(result.lowered, it);
     });
   } catch (const z3::exception& e) {

@@ -23,6 +23,11 @@ struct SynthResult {
   ir::Schedule schedule;  // the best assignment as directives
 };
 
+struct SynthOptions {
+  LowerOptions lower;  // mode and memory budget
+  CegisOptions cegis;  // loop limits
+};
+
 // Called after every solver call with the lowered problem for printing.
 using SynthCallback = std::function<void(const Lowered& lowered, const Iteration& iteration)>;
 
@@ -34,6 +39,6 @@ class SolverError : public std::runtime_error {
 };
 
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
-                       const CegisOptions& options = {}, const SynthCallback& on_iteration = nullptr);
+                       const SynthOptions& options = {}, const SynthCallback& on_iteration = nullptr);
 
 }  // namespace shardsynth::synth

@@ -31,7 +31,7 @@ TEST_CASE("synth_SeedMlpPrintsTablesAndDirectives") {
 }
 
 TEST_CASE("synth_QuietPrintsOnlyDirectives") {
-  const auto r = run_command(kSynth + " mlp --quiet");
+  const auto r = run_command(kSynth + " mlp --cost-model slapo --quiet");
   CHECK(r.exit_code == 0);
   CHECK(r.out ==
         "sch[\"fc1\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RR->SR\")\n"
@@ -42,8 +42,8 @@ TEST_CASE("synth_QuietPrintsOnlyDirectives") {
 TEST_CASE("synth_ScheduleJsonIsWrittenAndDeterministic") {
   const auto dir = scratch_dir("schedule");
   const auto a = (dir / "a.json").string(), b = (dir / "b.json").string();
-  const auto ra = run_command(kSynth + " mlp --mesh 4 --seq 256 --schedule " + a);
-  const auto rb = run_command(kSynth + " --schedule " + b + " mlp --seq 256 --mesh 4");
+  const auto ra = run_command(kSynth + " mlp --cost-model slapo --mesh 4 --seq 256 --schedule " + a);
+  const auto rb = run_command(kSynth + " --cost-model slapo --schedule " + b + " mlp --seq 256 --mesh 4");
   REQUIRE(ra.exit_code == 0);
   REQUIRE(rb.exit_code == 0);
   CHECK(slurp(a) == slurp(b));
@@ -61,11 +61,17 @@ TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
   const auto path = (dir / "plan.json").string();
   const std::pair<const char*, const char*> cases[] = {
       {"mlp --mesh 0", "'0'"},
-      {"mlp --mesh 2x4", "'2x4'"},  // the slapo model is 1-D only
+      {"mlp --cost-model slapo --mesh 2x4", "'2x4'"},  // the slapo model is 1-D only
       {"mlp --mesh eight", "'eight'"},
       {"mlp --cost-model volume", "'volume'"},
       {"mlp --seq -4", "-4"},
-      {"mlp --seq 6 --batch 6 --hidden 6 --ffn 6 --mesh 4", "no legal sharding"},
+      {"mlp --cost-model slapo --seq 6 --batch 6 --hidden 6 --ffn 6 --mesh 4", "no legal sharding"},
+      {"mlp --mode train", "'train'"},
+      {"mlp --bandwidth 0", "'0'"},
+      {"mlp --mesh 2x4 --latency 1", "'1'"},
+      {"mlp --mesh-file /nonexistent.json", "/nonexistent.json"},
+      {"gpt2 --preset huge", "'huge'"},
+      {"gpt2 --heads 5", "5"},
       {"mlp --dtype float8", "'float8'"},
       {"mlp --nope", "--nope"},
       {"", "subcommand"},
