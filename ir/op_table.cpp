@@ -191,7 +191,7 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       {"matmul", "call_function", "<built-in method matmul>", "...mk,...kn->...mn", {{'k', K::reduction}}, {}, nullptr, 2, ""},
       {"gelu", "call_function", "<built-in function gelu>", "...->...", {}, {}, nullptr, 8, ""},
       {"relu", "call_function", "<function relu>", "...->...", {}, {}, nullptr, 1, ""},
-      {"dropout", "call_function", "<function dropout>", "...->...", {}, {}, nullptr, 1, ""},
+      {"dropout", "call_function", "<function dropout>", "...->...", {}, {}, nullptr, 1, "", true},
       {"add", "call_function", "<built-in function add>", "...,...->...", {}, {}, nullptr, 1, ""},
       {"layernorm", "call_module", "<class 'torch.nn.modules.normalization.LayerNorm'>", "...d,d,d->...d",
        {{'d', K::needs_replication}}, {norm_weight, bias}, nullptr, 8, ""},
@@ -204,7 +204,7 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       {"conv1d", "call_module", "<class 'transformers.pytorch_utils.Conv1D'>", "", {{'k', K::reduction}},
        {weight_as_stored, bias}, conv1d_equation, 2, ""},
       {"split", "call_method", "split", "", {{'q', K::needs_replication}}, {}, split_equation, 0, ""},
-      {"scale", "call_function", "<built-in function truediv>", "...->...", {}, {}, nullptr, 1, ""},
+      {"scale", "call_function", "<built-in function truediv>", "...->...", {}, {}, nullptr, 1, "", true},
       {"causal_mask", "call_function", "<built-in method where>", "...->...", {}, {}, nullptr, 1, ""},
       {"gelu_tanh", "call_module", "<class 'transformers.activations.NewGELUActivation'>", "...->...", {}, {}, nullptr, 8,
        ""},
@@ -313,6 +313,7 @@ std::string rule_table_text() {
     flops << info.flops_per_point;
     text += " flops=" + flops.str();
     if (!info.not_iterated.empty()) text += " not_iterated=" + info.not_iterated;
+    if (info.linear) text += " linear";
     text += "\n";
   }
   return text;

@@ -45,6 +45,7 @@ struct OpKindInfo {
   EquationFn derive;                     // set for shape-dependent equations
   double flops_per_point = 0;            // forward flops per point of the iteration space (2 for a multiply-add)
   std::string not_iterated;              // factor letters left out of the iteration space (an embedding's vocab)
+  bool linear = false;                   // distributes over a pending partial sum: f(a + b) = f(a) + f(b) (dropout, scale)
 };
 
 // The whole table, ordered by kind.

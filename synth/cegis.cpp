@@ -25,6 +25,7 @@ CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const
       reduced.strategy_of.push_back(std::move(identity));
     }
   }
+  if (reduced.constant >= kForbidden) throw ir::InputError("problem '" + problem.name + "' has no feasible assignment");
   z3::context ctx;
   Z3Encoding encoding(ctx, reduced.kernel);
   z3::solver solver(ctx);

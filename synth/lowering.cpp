@@ -59,7 +59,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     const ir::Node& node = graph.node(v);
     ProblemNode pn{node.name, {}, {}, 0, 1};
     for (const auto& s : strategies) {
-      pn.costs.push_back(s.cost.total());
+      pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : s.cost.total());
       int64_t bytes = costs::activation_bytes(node.type, s.output, mesh);
       for (std::size_t p = 0; p < node.params.size(); ++p) {
         if (!node.params[p].tied_to.empty()) continue;  // held by the parameter it is tied to
@@ -108,7 +108,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     if (node.kind == ir::kPlaceholder) {
       std::vector<StrategyInfo> strategies;
       for (auto& spec : model.shards_graph_inputs() ? tensor_specs(node.type) : std::vector<ir::Spec>{replicated}) {
-        strategies.push_back({{}, spec, spec, {}, {}});
+        strategies.push_back({{}, spec, spec, {}, {}, {}});
       }
       add_node(v, NodeRole::input, std::move(strategies));
       continue;
@@ -118,14 +118,18 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       if (inputs.size() != 1) throw ir::InputError("output node '" + node.name + "' must have exactly one input");
       std::vector<StrategyInfo> strategies;
       for (auto& spec : model.replicated_outputs() ? std::vector<ir::Spec>{replicated} : tensor_specs(node.type)) {
-        strategies.push_back({{spec}, spec, spec, {{}}, {}});
+        strategies.push_back({{spec}, spec, spec, {{}}, {}, {}});
       }
       add_node(v, NodeRole::output, std::move(strategies));
       add_operand_edges(v);
       continue;
     }
     const ir::ShardingRule rule = ir::rule_for(graph, v);
-    if (is_following(rule) && node.params.empty()) {
+    // A follower shares its producer's decision, unless partial sums may flow
+    // and it does not distribute over them (gelu(a) + gelu(b) != gelu(a + b)):
+    // then it reads a resolved tensor like any other op.
+    const bool partial_safe = ir::op_info(node.kind, node.name).linear || model.resolves_partial_in_op();
+    if (is_following(rule) && node.params.empty() && partial_safe) {
       const int owner = out.owner[graph.inputs_of(v)[0]];
       out.owner[v] = owner;
       for (std::size_t s = 0; s < out.nodes[owner].strategies.size(); ++s) {
@@ -137,7 +141,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     const std::size_t first_param = rule.operands.size() - node.params.size();
     std::vector<StrategyInfo> strategies;
     for (auto& sharding : ir::enumerate_op_shardings(rule, mesh, space)) {
-      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}};
+      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
       if (model.resolves_partial_in_op()) s.output.partial.clear();
       int64_t shards = 1;
       for (const auto& axes : sharding.factor_axes) {

@@ -11,13 +11,15 @@
 //  - a graph output: replicated, or any non-partial spec when the model allows.
 // An op whose rule maps its single input to its output factor for factor
 // (gelu, dropout: XLA's "following") gets no node: its output shares its
-// producer's node and spec. One problem edge per tensor operand use, from the
+// producer's node and spec; when the model lets partial sums flow, only ops
+// that distribute over them (dropout, scale) follow. One problem edge per tensor operand use, from the
 // producer's node to the consumer's, holding the resharding cost for every
 // (producer strategy, consumer strategy) pair (costs::edge_cost, with the
 // gradient's way back in training). A memory budget becomes the problem's
 // usage limit, with every node live at once.
 #include <vector>
 
+#include <functional>
 #include <optional>
 
 #include "costs/cost_model.hpp"
@@ -37,11 +39,16 @@ struct StrategyInfo {
   ir::Spec output;                 // spec of the node's output tensor as consumers see it
   std::vector<std::vector<int>> grad_partial;  // per operand: mesh axes its gradient comes out partial on
   costs::OpCost cost;              // the op's own cost under this strategy (not its edges)
+  std::vector<std::vector<int>> factor_axes;  // ops: per factor of the op's rule, the mesh axes sharding it
 };
+
+// Decides whether a strategy of graph node v may be chosen (pins, plans).
+using StrategyFilter = std::function<bool(const ir::Graph& graph, ir::Vertex v, const StrategyInfo& strategy)>;
 
 struct LowerOptions {
   costs::Mode mode = costs::Mode::inference;  // inference or training
   std::optional<int64_t> memory_budget;       // per-device bytes; unset = no limit
+  StrategyFilter allow;                       // strategies it rejects are forbidden; empty = all allowed
 };
 
 struct NodeLabel {

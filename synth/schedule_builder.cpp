@@ -1,5 +1,9 @@
 #include "synth/schedule_builder.hpp"
 
+#include <map>
+
+#include "ir/error.hpp"
+
 
 
 namespace shardsynth::synth {
@@ -61,6 +65,54 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
   // fwd_post syncs were appended after the producer's own, which keeps the
   // partial-sum resolution first.
   return schedule;
+}
+
+Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& schedule) {
+  const int mesh_rank = lowered.mesh.rank();
+  const auto& graph = lowered.graph;
+  std::map<std::string, std::string> specs;
+  for (const auto& t : schedule.specs) specs[t.tensor] = t.spec;
+  std::map<std::pair<std::string, int>, std::string> resharded;  // (node, arg) -> spec read after fwd_pre
+  for (const auto& d : schedule.directives) {
+    if (d.kind != ir::DirectiveKind::sync || d.mode != "fwd_pre") continue;
+    const auto arrow = d.sync_op.find("->");
+    if (arrow == std::string::npos) throw ir::InputError("schedule: sync on '" + d.node + "' is not FROM->TO: '" + d.sync_op + "'");
+    resharded[{d.node, d.arg < 0 ? 0 : d.arg}] = d.sync_op.substr(arrow + 2);
+  }
+  auto spec_of = [&](const std::string& tensor) -> const std::string& {
+    auto it = specs.find(tensor);
+    if (it == specs.end()) throw ir::InputError("schedule: no spec for tensor '" + tensor + "'");
+    return it->second;
+  };
+  Assignment a(lowered.nodes.size(), -1);
+  for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
+    const NodeLabel& label = lowered.nodes[n];
+    const ir::Node& node = graph.node(label.vertex);
+    const auto inputs = graph.inputs_of(label.vertex);
+    std::vector<std::string> want_operands;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto it = resharded.find({node.name, static_cast<int>(i)});
+      want_operands.push_back(it != resharded.end() ? it->second : spec_of(graph.node(inputs[i]).name));
+    }
+    for (const auto& p : node.params) want_operands.push_back(spec_of(node.name + "." + p.name));
+    const std::string& want_output = spec_of(node.name);
+    for (std::size_t s = 0; s < label.strategies.size() && a[n] < 0; ++s) {
+      const StrategyInfo& info = label.strategies[s];
+      if (ir::to_string(info.output, mesh_rank) != want_output) continue;
+      bool match = label.role == NodeRole::input || info.operands.size() == want_operands.size();
+      for (std::size_t i = 0; match && label.role != NodeRole::input && i < want_operands.size(); ++i) {
+        match = ir::to_string(info.operands[i], mesh_rank) == want_operands[i];
+      }
+      if (match && lowered.problem.nodes[n].costs[s] < kForbidden) a[n] = static_cast<int>(s);
+    }
+    if (a[n] < 0) {
+      std::string reads;
+      for (const auto& o : want_operands) reads += (reads.empty() ? "" : ", ") + o;
+      throw ir::InputError("schedule: node '" + node.name + "' has no legal strategy with output " + want_output +
+                           (reads.empty() ? "" : " reading " + reads));
+    }
+  }
+  return a;
 }
 
 }  // namespace shardsynth::synth

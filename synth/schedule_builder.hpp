@@ -14,4 +14,11 @@ namespace shardsynth::synth {
 ir::Schedule build_schedule(const Lowered& lowered, const Assignment& assignment, const std::string& cost_model,
                             int64_t cost, bool proven_optimal);
 
+// The assignment a schedule describes: for every problem node, the strategy
+// whose output and parameter specs are the schedule's and whose operand
+// specs are the producers' specs after the schedule's fwd_pre syncs. Throws
+// ir::InputError naming the node when the schedule lacks it or describes no
+// legal strategy of it.
+Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& schedule);
+
 }  // namespace shardsynth::synth

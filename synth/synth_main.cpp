@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -16,7 +17,9 @@
 #include "ir/graph_table.hpp"
 #include "ir/models.hpp"
 #include "ir/text_table.hpp"
+#include "ir/schedule.hpp"
 #include "synth/iteration_table.hpp"
+#include "synth/plans.hpp"
 #include "synth/synthesizer.hpp"
 
 namespace {
@@ -38,6 +41,8 @@ struct Flags {
   int max_iterations = 0;                // --max-iterations
   std::string dtype = "float32";         // --dtype
   ir::MlpConfig mlp;                     // mlp sizes
+  std::string plan;                      // --plan: a built-in plan family
+  bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
   std::string gpt2_preset = "small";     // gpt2 --preset
   ir::Gpt2Config gpt2;                   // gpt2 sizes; negative = the preset's
 };
@@ -71,6 +76,14 @@ ir::Graph make_graph(const Flags& flags, const std::string& model) {
   return ir::build_gpt2(config);
 }
 
+nlohmann::json parse_json(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ir::InputError(where + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
 int run(const Flags& flags, const std::string& model_name) {
   // Tables go to stdout exactly as the PR lays them out; diagnostics go to stderr.
   auto out = spdlog::stdout_logger_st("synth.out");
@@ -91,8 +104,17 @@ int run(const Flags& flags, const std::string& model_name) {
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.cegis.max_iterations = flags.max_iterations;
+  if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
+  if (flags.evaluate) {
+    if (flags.schedule_path.empty()) throw ir::InputError("evaluate needs --schedule FILE");
+    const auto schedule = ir::schedule_from_json(parse_json(ir::read_file(flags.schedule_path), flags.schedule_path));
+    const auto result = synth::evaluate_schedule(graph, mesh, *model, options, schedule);
+    out->info("{}\n", ir::as_logged(synth::format_iteration_table(result.lowered, result.search.best)));
+    std::fputs(("Schedule cost: " + std::to_string(result.search.best_cost) + " " + model->unit() + "\n").c_str(), stdout);
+    return 0;
+  }
   auto result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
     out->info(synth::iteration_header(it.index));
     log->debug("solver call {}: {:.3f} ms", it.index, it.solver_ms);
@@ -105,13 +127,19 @@ int run(const Flags& flags, const std::string& model_name) {
   });
 
   const auto& search = result.search;
-  log->info("{} model, {}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode, search.best_cost,
-            model->unit(), search.iterations.size(),
+  int64_t usage = 0;
+  for (std::size_t n = 0; n < search.best.size(); ++n) usage += result.lowered.problem.nodes[n].usages[search.best[n]];
+  log->info("memory per device: {} bytes (parameters{} and activations)", usage,
+            options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
+  log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,
+            flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(),
+            search.iterations.size(),
             search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
   std::string text = search.proven_optimal ? "\nBest solution:\n"
                                            : "\nBest solution (not proven optimal: " + search.stop_reason + "):\n";
   if (flags.quiet) text.clear();
   text += ir::directives_text(result.schedule);
+
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
   if (!flags.schedule_path.empty()) {
@@ -131,7 +159,9 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
   app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(CLI::NonNegativeNumber);
   app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
-  app.add_option("--schedule", flags.schedule_path, "also write the schedule as JSON to this file");
+  app.add_option("--schedule", flags.schedule_path,
+                 "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
+  app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
@@ -163,8 +193,14 @@ int main(int argc, char** argv) {
   gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)");
   gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
 
+  // `synth evaluate MODEL ... --schedule FILE` scores a saved plan.
+  std::vector<char*> args(argv, argv + argc);
+  if (args.size() > 1 && std::string(args[1]) == "evaluate") {
+    flags.evaluate = true;
+    args.erase(args.begin() + 1);
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::fprintf(stderr, "synth: error: %s\n", e.what());

@@ -2,6 +2,7 @@
 
 #include <z3++.h>
 
+#include "ir/error.hpp"
 #include "synth/schedule_builder.hpp"
 
 namespace shardsynth::synth {
@@ -19,6 +20,22 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   }
   result.schedule = build_schedule(result.lowered, result.search.best, model.name(), result.search.best_cost,
                                    result.search.proven_optimal);
+  return result;
+}
+
+SynthResult evaluate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                              const SynthOptions& options, const ir::Schedule& schedule) {
+  SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
+  Iteration it;
+  it.status = CheckStatus::sat;
+  it.assignment = assignment_from_schedule(result.lowered, schedule);
+  it.cost = evaluate(result.lowered.problem, it.assignment);
+  if (it.cost >= kForbidden) throw ir::InputError("the schedule is forbidden under these options (e.g. over the memory budget)");
+  result.search.best = it.assignment;
+  result.search.best_cost = it.cost;
+  result.search.stop_reason = "evaluated";
+  result.search.iterations.push_back(it);
+  result.schedule = build_schedule(result.lowered, it.assignment, model.name(), it.cost, false);
   return result;
 }
 

@@ -41,4 +41,11 @@ class SolverError : public std::runtime_error {
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options = {}, const SynthCallback& on_iteration = nullptr);
 
+// Scores a given schedule without searching (MASE's preload): the result's
+// search holds one sat iteration with the schedule's assignment and cost,
+// and is not marked proven. Throws ir::InputError when the schedule does
+// not fit the graph, or is forbidden (e.g. over the memory budget).
+SynthResult evaluate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                              const SynthOptions& options, const ir::Schedule& schedule);
+
 }  // namespace shardsynth::synth

@@ -1,0 +1,114 @@
+#include "synth/plans.hpp"
+
+#include <map>
+#include <memory>
+
+#include "ir/error.hpp"
+#include "ir/op_table.hpp"
+
+namespace shardsynth::synth {
+namespace {
+
+bool params_replicated(const ir::Node& node, const StrategyInfo& s) {
+  const std::size_t first = s.operands.size() - node.params.size();
+  for (std::size_t i = first; i < s.operands.size(); ++i) {
+    if (!s.operands[i].is_replicated()) return false;
+  }
+  return true;
+}
+
+bool is_graph_input(const ir::Node& node) { return node.kind == ir::kPlaceholder; }
+
+// For a weight op: its contracted factor (shared by tensor input 0 and a
+// param) and its output-feature factor (in the result and that param, not in
+// the tensor input). -1 when the op is not a weight op.
+struct WeightFactors {
+  int contracted = -1;  // factor id of the contraction
+  int features = -1;    // factor id of the output features
+};
+
+WeightFactors weight_factors(const ir::Graph& graph, ir::Vertex v) {
+  const ir::Node& node = graph.node(v);
+  WeightFactors w;
+  if (node.params.empty() || ir::is_boundary(node.kind) || !node.params[0].tied_to.empty()) return w;
+  const ir::ShardingRule rule = ir::rule_for(graph, v);
+  const std::size_t weight = rule.operands.size() - node.params.size();
+  auto has = [&](const std::vector<ir::DimFactors>& tensor, int f) {
+    for (const auto& dim : tensor) {
+      for (int g : dim) {
+        if (g == f) return true;
+      }
+    }
+    return false;
+  };
+  for (int f = 0; f < static_cast<int>(rule.factors.size()); ++f) {
+    const bool in_input = has(rule.operands[0], f), in_weight = has(rule.operands[weight], f);
+    const bool in_result = has(rule.result, f);
+    if (rule.factors[f].kind == ir::FactorKind::reduction && in_input && in_weight) w.contracted = f;
+    if (!in_input && in_weight && in_result && rule.factors[f].size > 1) w.features = f;
+  }
+  if (w.contracted < 0 || w.features < 0) return {};
+  return w;
+}
+
+StrategyFilter data_parallel(const ir::Mesh& mesh) {
+  std::vector<int> all_axes;
+  for (int a = 0; a < mesh.rank(); ++a) all_axes.push_back(a);
+  const int64_t devices = mesh.num_devices();
+  return [all_axes, devices](const ir::Graph& graph, ir::Vertex v, const StrategyInfo& s) {
+    const ir::Node& node = graph.node(v);
+    if (is_graph_input(node)) {
+      const auto& shape = node.type.shape;
+      const bool batchable = !shape.empty() && shape[0] % devices == 0 && s.output.rank() == static_cast<int>(shape.size());
+      ir::Spec want = ir::replicated(s.output.rank());
+      if (batchable) want.dims[0] = all_axes;
+      return s.output == want;
+    }
+    return params_replicated(node, s);
+  };
+}
+
+StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
+  const int tp = mesh.rank() - 1;
+  // Column (true) or row (false) for each weight op, alternating in graph order.
+  auto roles = std::make_shared<std::map<ir::Vertex, std::pair<WeightFactors, bool>>>();
+  bool column = true;
+  for (ir::Vertex v : graph.topological_order()) {
+    const WeightFactors w = weight_factors(graph, v);
+    if (w.contracted < 0) continue;
+    (*roles)[v] = {w, column};
+    column = !column;
+  }
+  return [roles, tp](const ir::Graph& g, ir::Vertex v, const StrategyInfo& s) {
+    const ir::Node& node = g.node(v);
+    auto it = roles->find(v);
+    if (it == roles->end()) return true;
+    const auto& [w, is_column] = it->second;
+    const std::vector<int> on_tp{tp};
+    const auto& sharded = is_column ? s.factor_axes[w.features] : s.factor_axes[w.contracted];
+    const auto& other = is_column ? s.factor_axes[w.contracted] : s.factor_axes[w.features];
+    if (sharded != on_tp || !other.empty()) return false;
+    // Parameters use the tensor-parallel axis only.
+    const std::size_t first = s.operands.size() - node.params.size();
+    for (std::size_t i = first; i < s.operands.size(); ++i) {
+      for (const auto& axes : s.operands[i].dims) {
+        for (int a : axes) {
+          if (a != tp) return false;
+        }
+      }
+    }
+    return true;
+  };
+}
+
+}  // namespace
+
+std::vector<std::string> plan_names() { return {"data-parallel", "megatron"}; }
+
+StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh) {
+  if (name == "data-parallel") return data_parallel(mesh);
+  if (name == "megatron") return megatron(graph, mesh);
+  throw ir::InputError("unknown plan '" + std::string(name) + "' (known: data-parallel, megatron)");
+}
+
+}  // namespace shardsynth::synth

@@ -1,0 +1,35 @@
+#pragma once
+// Built-in expert plan families, as strategy filters: `--plan NAME` solves for
+// the cheapest plan inside the family, so the optimum can be compared with
+// what an expert would write. The families are defined by the structure of
+// the graph (rules and params), never by node or model names.
+//
+//  - "data-parallel": every parameter replicated; every graph input whose
+//    dim 0 divides by the device count is sharded on dim 0 over all mesh
+//    axes, the others replicated.
+//  - "megatron" (Megatron-LM tensor parallelism on the mesh's last axis):
+//    the "weight ops" (ops whose rule contracts a factor shared by a tensor
+//    input and an untied parameter: Linear, Conv1D) alternate, in graph
+//    order, between column-parallel (the output-feature factor sharded on
+//    the last axis, the contracted factor not) and row-parallel (the
+//    contracted factor sharded on the last axis, leaving a partial sum that
+//    is all-reduced); their parameters use no other axis. Everything else is
+//    free: layernorm parameters are replicated by their rule anyway,
+//    embeddings may be sharded (Megatron shards them too), activations take
+//    whatever spec is cheapest, and other mesh axes may carry data
+//    parallelism.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "synth/lowering.hpp"
+
+namespace shardsynth::synth {
+
+// Throws ir::InputError naming an unknown plan.
+StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh);
+std::vector<std::string> plan_names();
+
+}  // namespace shardsynth::synth
