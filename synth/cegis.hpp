@@ -25,7 +25,14 @@ struct Iteration {
   double solver_ms = 0;                    // wall time of the check, milliseconds
 };
 
+// Which bound the loop asks for next (both end with Z3's unsat as the proof).
+enum class SearchStrategy {
+  descent,  // the PR's loop: anything cheaper than the best so far
+  bisect,   // below the midpoint of [proven lower bound, best); unsat raises the lower bound
+};
+
 struct CegisOptions {
+  SearchStrategy strategy = SearchStrategy::descent;  // bound schedule
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
   int max_iterations = 0;         // stop after this many solver calls; 0 = unlimited
   bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
@@ -37,6 +44,7 @@ struct CegisResult {
   bool proven_optimal = false;  // whether Z3 answered unsat below best_cost
   std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit"
   std::vector<Iteration> iterations;  // every solver call, in order
+  int64_t lower_bound = 0;      // proven: no assignment costs less (equals best_cost when proven optimal)
   int kernel_nodes = 0;         // nodes Z3 saw after reduction
   int kernel_edges = 0;         // edges Z3 saw after reduction
 };

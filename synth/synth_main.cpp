@@ -39,6 +39,7 @@ struct Flags {
   bool quiet = false;                    // --quiet
   bool verbose = false;                  // --verbose
   int max_iterations = 0;                // --max-iterations
+  std::string strategy = "descent";      // --strategy
   std::string dtype = "float32";         // --dtype
   ir::MlpConfig mlp;                     // mlp sizes
   std::string plan;                      // --plan: a built-in plan family
@@ -104,6 +105,11 @@ int run(const Flags& flags, const std::string& model_name) {
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.cegis.max_iterations = flags.max_iterations;
+  if (flags.strategy == "bisect") {
+    options.cegis.strategy = synth::SearchStrategy::bisect;
+  } else if (flags.strategy != "descent") {
+    throw ir::InputError("unknown strategy '" + flags.strategy + "' (known: descent, bisect)");
+  }
   if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
@@ -115,14 +121,20 @@ int run(const Flags& flags, const std::string& model_name) {
     std::fputs(("Schedule cost: " + std::to_string(result.search.best_cost) + " " + model->unit() + "\n").c_str(), stdout);
     return 0;
   }
+  std::optional<int64_t> best_seen;
   auto result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
     out->info(synth::iteration_header(it.index));
-    log->debug("solver call {}: {:.3f} ms", it.index, it.solver_ms);
+    log->debug("solver call {}: {} below {}: {:.3f} ms", it.index,
+               it.status == synth::CheckStatus::sat ? "sat" : it.status == synth::CheckStatus::unsat ? "unsat" : "unknown",
+               it.bound ? std::to_string(*it.bound) : "any", it.solver_ms);
     if (it.status == synth::CheckStatus::sat) {
+      best_seen = it.cost;
       out->info(synth::model_text(lowered, it.assignment));
       out->info("{}\n", ir::as_logged(synth::format_iteration_table(lowered, it.assignment)));
-    } else if (it.status == synth::CheckStatus::unsat) {
+    } else if (it.status == synth::CheckStatus::unsat && it.bound == best_seen) {
       out->info("Cannot find better solutions");
+    } else if (it.status == synth::CheckStatus::unsat) {
+      out->info("No solution below {}", *it.bound);
     }
   });
 
@@ -164,6 +176,8 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--strategy", flags.strategy, "descent (the PR's: cheaper than best) or bisect (halve the gap to the proven lower bound)")
+      ->capture_default_str();
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }

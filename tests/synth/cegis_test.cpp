@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <random>
 
 #include <z3++.h>
@@ -89,7 +90,7 @@ TEST_CASE("run_cegis_HandBuiltChainDescendsToOptimum") {
 TEST_CASE("run_cegis_IterationLimitIsNotAProof") {
   Problem p{"two", {}, {}, std::nullopt};
   p.nodes = {{"a", {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {}, 0, 0}};
-  const CegisResult r = run_cegis(p, CegisOptions{0, 1}, nullptr);
+  const CegisResult r = run_cegis(p, CegisOptions{.max_iterations = 1}, nullptr);
   CHECK_FALSE(r.proven_optimal);
   CHECK(r.stop_reason == "iteration limit");
   CHECK(r.iterations.size() == 1);
@@ -100,4 +101,33 @@ TEST_CASE("run_cegis_InfeasibleProblemIsAnInputError") {
   p.nodes = {{"a", {kForbidden, kForbidden}, {}, 0, 0}};
   CHECK_THROWS_WITH_AS(run_cegis(p, {}, nullptr), doctest::Contains("no feasible assignment"),
                        shardsynth::ir::InputError);
+}
+
+TEST_CASE("run_cegis_BisectProvesTheSameOptimumAsDescent") {
+  std::mt19937 rng(11);
+  int proven = 0;
+  for (int round = 0; round < 60; ++round) {
+    const Problem p = random_problem(rng, 5);
+    const BruteForceResult truth = brute_force(p);
+    if (truth.cost >= kForbidden) continue;
+    for (bool reduce : {false, true}) {
+      std::optional<int64_t> previous_best;
+      int64_t previous_lower = 0;
+      const CegisResult r = run_cegis(p, CegisOptions{.strategy = SearchStrategy::bisect, .reduce = reduce},
+                                      [&](const Iteration& it) {
+                                        if (it.status == CheckStatus::sat) {
+                                          CHECK((!previous_best || it.cost < *previous_best));
+                                          previous_best = it.cost;
+                                        } else if (it.bound) {
+                                          CHECK(*it.bound >= previous_lower);  // the proven bound only rises
+                                          previous_lower = *it.bound;
+                                        }
+                                      });
+      CHECK(r.proven_optimal);
+      CHECK(r.best_cost == truth.cost);
+      CHECK(r.lower_bound == truth.cost);
+      ++proven;
+    }
+  }
+  CHECK(proven > 40);
 }

@@ -254,7 +254,7 @@ TEST_CASE("run_cegis_InfeasibleReducedProblemIsInputError") {
   for (const Problem* p : {&one, &pair}) {
     CAPTURE(p->name);
     CHECK(brute_force(*p).cost == kForbidden);
-    CHECK_THROWS_AS(run_cegis(*p, CegisOptions{}, nullptr), ir::InputError);  // today: EvaluatorMismatch
+    CHECK_THROWS_AS(run_cegis(*p, CegisOptions{}, nullptr), ir::InputError);
     CegisOptions unreduced;
     unreduced.reduce = false;
     CHECK_THROWS_AS(run_cegis(*p, unreduced, nullptr), ir::InputError);
