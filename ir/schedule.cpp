@@ -6,7 +6,16 @@ namespace shardsynth::ir {
 
 std::string to_text(const Directive& d) {
   std::string head = "sch[\"" + d.node + "\"]";
-  if (d.kind == DirectiveKind::shard) return head + ".shard(\"" + d.param + "\", dim=" + std::to_string(d.dim) + ")";
+  if (d.kind == DirectiveKind::shard) {
+    std::string text = head + ".shard(\"" + d.param + "\", dim=" + std::to_string(d.dim);
+    if (d.blocks != 1) text += ", blocks=" + std::to_string(d.blocks);
+    if (!d.axes.empty()) {
+      text += ", axes=[";
+      for (std::size_t i = 0; i < d.axes.size(); ++i) text += (i ? ", " : "") + std::to_string(d.axes[i]);
+      text += "]";
+    }
+    return text + ")";
+  }
   std::string text = head + ".sync(mode=\"" + d.mode + "\", sync_op_or_fn=\"" + d.sync_op + "\"";
   if (d.arg >= 0) text += ", arg=" + std::to_string(d.arg);
   return text + ")";
@@ -26,6 +35,8 @@ nlohmann::json to_json(const Schedule& s) {
       j["kind"] = "shard";
       j["param"] = d.param;
       j["dim"] = d.dim;
+      if (d.blocks != 1) j["blocks"] = d.blocks;
+      if (!d.axes.empty()) j["axes"] = d.axes;
     } else {
       j["kind"] = "sync";
       j["mode"] = d.mode;
@@ -79,6 +90,9 @@ Schedule schedule_from_json(const nlohmann::json& j) {
       d.kind = DirectiveKind::shard;
       d.param = field<std::string>(dj, "param", where);
       d.dim = field<int>(dj, "dim", where);
+      if (dj.contains("blocks")) d.blocks = field<int64_t>(dj, "blocks", where);
+      if (dj.contains("axes")) d.axes = field<std::vector<int>>(dj, "axes", where);
+      if (d.blocks < 1) throw InputError("schedule: " + where + " has blocks " + std::to_string(d.blocks));
     } else if (kind == "sync") {
       d.kind = DirectiveKind::sync;
       d.mode = field<std::string>(dj, "mode", where);

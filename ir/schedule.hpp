@@ -1,6 +1,8 @@
 #pragma once
 // The result of synthesis as Slapo-style directives:
 //   sch["fc1"].shard("weight", dim=0)
+//   sch["h.0.attn.c_attn"].shard("weight", dim=1, blocks=3)   (per-head shard of a fused q|k|v dim)
+//   sch["fc1"].shard("weight", dim=0, axes=[0, 1])            (on a 2-D mesh)
 //   sch["fc1"].sync(mode="fwd_pre", sync_op_or_fn="RR->SR")
 // and the same in JSON. sync_op_or_fn is always "FROM->TO" in spec text
 // (see spec.hpp), e.g. "RR+P->RR" is an all-reduce of a partial sum.
@@ -19,6 +21,8 @@ struct Directive {
   std::string node;     // the module or function key: sch["node"]
   std::string param;    // shard: parameter name ("weight")
   int dim = -1;         // shard: parameter dim in its stored layout (nn.Linear weight: 0 = out, 1 = in)
+  int64_t blocks = 1;   // shard: the dim is cut into this many equal blocks, each sharded alike (fused q|k|v: 3)
+  std::vector<int> axes;  // shard: mesh axes sharding the dim, major first; empty = axis 0 of a 1-D mesh
   std::string mode;     // sync: "fwd_pre" (on an input, before the op) or "fwd_post" (on the output, after it)
   std::string sync_op;  // sync: "FROM->TO" spec text
   int arg = -1;         // sync fwd_pre on an op with several tensor inputs: which input; -1 = the only one

@@ -15,7 +15,13 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
   ir::Schedule schedule{lowered.mesh.shape, cost_model, cost, proven_optimal, {}, {}};
   auto text = [&](const ir::Spec& s) { return ir::to_string(s, mesh_rank); };
   auto sync = [&](const std::string& node, const char* mode, const ir::Spec& from, const ir::Spec& to, int arg) {
-    schedule.directives.push_back({ir::DirectiveKind::sync, node, "", -1, mode, text(from) + "->" + text(to), arg});
+    ir::Directive d;
+    d.kind = ir::DirectiveKind::sync;
+    d.node = node;
+    d.mode = mode;
+    d.sync_op = text(from) + "->" + text(to);
+    d.arg = arg;
+    schedule.directives.push_back(std::move(d));
   };
   const auto edges_into = edges_by_consumer(lowered);
 
@@ -48,7 +54,9 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
       schedule.specs.push_back({node.name + "." + node.params[p].name, text(spec)});
       for (int d = 0; d < spec.rank(); ++d) {
         if (!spec.dims[d].empty()) {
-          schedule.directives.push_back({ir::DirectiveKind::shard, node.name, node.params[p].name, offset + d, "", "", -1});
+          ir::Directive shard{ir::DirectiveKind::shard, node.name, node.params[p].name, offset + d, spec.blocks_of(d), {}};
+          if (mesh_rank > 1) shard.axes = spec.dims[d];
+          schedule.directives.push_back(std::move(shard));
         }
       }
     }

@@ -8,9 +8,10 @@ using namespace shardsynth::ir;
 namespace {
 Schedule sample() {
   Schedule s{{8}, "slapo", 131072, true, {}, {{"fc1", "SR"}, {"fc1.weight", "RR"}}};
-  s.directives.push_back({DirectiveKind::shard, "fc1", "weight", 0, "", "", -1});
-  s.directives.push_back({DirectiveKind::sync, "fc1", "", -1, "fwd_pre", "RR->SR", -1});
-  s.directives.push_back({DirectiveKind::sync, "add", "", -1, "fwd_pre", "RS->RR", 1});
+  s.directives.push_back({DirectiveKind::shard, "fc1", "weight", 0, 1, {}, "", "", -1});
+  s.directives.push_back({DirectiveKind::sync, "fc1", "", -1, 1, {}, "fwd_pre", "RR->SR", -1});
+  s.directives.push_back({DirectiveKind::sync, "add", "", -1, 1, {}, "fwd_pre", "RS->RR", 1});
+  s.directives.push_back({DirectiveKind::shard, "h.0.attn.c_attn", "weight", 1, 3, {0, 1}, "", "", -1});
   return s;
 }
 }  // namespace
@@ -20,6 +21,7 @@ TEST_CASE("to_text_SlapoSyntax") {
   CHECK(to_text(s.directives[0]) == "sch[\"fc1\"].shard(\"weight\", dim=0)");
   CHECK(to_text(s.directives[1]) == "sch[\"fc1\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RR->SR\")");
   CHECK(to_text(s.directives[2]) == "sch[\"add\"].sync(mode=\"fwd_pre\", sync_op_or_fn=\"RS->RR\", arg=1)");
+  CHECK(to_text(s.directives[3]) == "sch[\"h.0.attn.c_attn\"].shard(\"weight\", dim=1, blocks=3, axes=[0, 1])");
 }
 
 TEST_CASE("schedule_from_json_RoundTrip") {
