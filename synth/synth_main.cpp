@@ -40,6 +40,7 @@ struct Flags {
   bool verbose = false;                  // --verbose
   int max_iterations = 0;                // --max-iterations
   std::string strategy = "descent";      // --strategy
+  bool no_reduce = false;                // --no-reduce
   std::string dtype = "float32";         // --dtype
   ir::MlpConfig mlp;                     // mlp sizes
   std::string plan;                      // --plan: a built-in plan family
@@ -105,6 +106,7 @@ int run(const Flags& flags, const std::string& model_name) {
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.cegis.max_iterations = flags.max_iterations;
+  options.cegis.reduce = !flags.no_reduce;
   if (flags.strategy == "bisect") {
     options.cegis.strategy = synth::SearchStrategy::bisect;
   } else if (flags.strategy != "descent") {
@@ -139,6 +141,8 @@ int run(const Flags& flags, const std::string& model_name) {
   });
 
   const auto& search = result.search;
+  log->debug("problem: {} nodes, {} edges; kernel: {} nodes, {} edges", result.lowered.problem.nodes.size(),
+             result.lowered.problem.edges.size(), search.kernel_nodes, search.kernel_edges);
   int64_t usage = 0;
   for (std::size_t n = 0; n < search.best.size(); ++n) usage += result.lowered.problem.nodes[n].usages[search.best[n]];
   log->info("memory per device: {} bytes (parameters{} and activations)", usage,
@@ -178,6 +182,7 @@ void add_common_options(CLI::App& app, Flags& flags) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--strategy", flags.strategy, "descent (the PR's: cheaper than best) or bisect (halve the gap to the proven lower bound)")
       ->capture_default_str();
+  app.add_flag("--no-reduce", flags.no_reduce, "hand Z3 the whole problem, without the exact reductions");
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }
