@@ -19,17 +19,17 @@
 #include "ir/models.hpp"
 #include "ir/spec.hpp"
 #include "synth/brute_force.hpp"
+#include "synth/test_graphs.hpp"
 #include "synth/lowering.hpp"
 #include "synth/synthesizer.hpp"
 
 namespace shardsynth::synth {
 namespace {
 
-constexpr int64_t kMaxAssignments = 300000;
+using testing::num_assignments;
+using testing::op_node;
 
-ir::Node op_node(const std::string& name, const std::string& kind, std::vector<int64_t> shape) {
-  return ir::Node{name, kind, "", {std::move(shape), ir::DType::float32}, {}, {}, {}};
-}
+constexpr int64_t kMaxAssignments = 300000;
 
 // x -> 1..3 random ops -> output. Sizes mix extents no mesh axis divides
 // with ones it does, so some ops can only split their work on a reduction dim.
@@ -113,15 +113,6 @@ class GraphMaker {
   int next_ = 0;
 };
 
-int64_t num_assignments(const Problem& problem) {
-  int64_t n = 1;
-  for (const auto& node : problem.nodes) {
-    if (n > kMaxAssignments) break;
-    n *= node.size();
-  }
-  return n;
-}
-
 // Whether any op node's chosen strategy computes a partial result.
 bool has_partial(const Lowered& lowered, const Assignment& a) {
   for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
@@ -168,7 +159,7 @@ TEST_CASE("synthesize_AlphaBetaRandomGraphsMatchBruteForce") {
       ++no_sharding;
       continue;
     }
-    if (num_assignments(lowered.problem) > kMaxAssignments) {
+    if (num_assignments(lowered.problem, kMaxAssignments) > kMaxAssignments) {
       ++too_big;
       continue;
     }
@@ -180,7 +171,7 @@ TEST_CASE("synthesize_AlphaBetaRandomGraphsMatchBruteForce") {
     CHECK(result.search.best_cost == oracle.cost);
     CHECK(evaluate(result.lowered.problem, result.search.best) == result.search.best_cost);
     ++checked;
-    largest = std::max(largest, num_assignments(lowered.problem));
+    largest = std::max(largest, num_assignments(lowered.problem, kMaxAssignments));
     nonzero += result.search.best_cost > 0;
     const bool partial = has_partial(result.lowered, result.search.best);
     with_partial += partial;
@@ -219,7 +210,7 @@ TEST_CASE("synthesize_AlphaBetaMlpMatchesBruteForce") {
         INFO("mesh " << shape << (slow ? " (slow)" : "") << ", " << costs::mode_name(mode));
         const ir::Graph graph = ir::build_mlp({8, 64, 256, 1024, ir::DType::float32});
         const SynthResult result = synthesize(graph, mesh_for(shape, slow), *model, synth_options(mode));
-        REQUIRE(num_assignments(result.lowered.problem) <= 4 * kMaxAssignments * 10);
+        REQUIRE(num_assignments(result.lowered.problem, kMaxAssignments) <= 4 * kMaxAssignments * 10);
         CHECK(result.search.proven_optimal);
         CHECK(result.search.best_cost == brute_force(result.lowered.problem).cost);
       }

@@ -16,17 +16,17 @@
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
 #include "synth/brute_force.hpp"
+#include "synth/test_graphs.hpp"
 #include "synth/lowering.hpp"
 #include "synth/synthesizer.hpp"
 
 namespace shardsynth::synth {
 namespace {
 
-constexpr int64_t kMaxAssignments = 600000;
+using testing::num_assignments;
+using testing::op_node;
 
-ir::Node op_node(const std::string& name, const std::string& kind, std::vector<int64_t> shape) {
-  return ir::Node{name, kind, "", {std::move(shape), ir::DType::float32}, {}, {}};
-}
+constexpr int64_t kMaxAssignments = 600000;
 
 // Builds a chain x -> 2..5 random ops -> output, recording the op kinds used.
 class ChainBuilder {
@@ -130,15 +130,6 @@ class ChainBuilder {
   int next_ = 0;                                                       // next op number
 };
 
-int64_t num_assignments(const Problem& problem) {
-  int64_t n = 1;
-  for (const auto& node : problem.nodes) {
-    if (n > kMaxAssignments) break;
-    n *= node.size();
-  }
-  return n;
-}
-
 // Synthesizes and checks against brute force; returns the proven cost.
 int64_t check_against_brute_force(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                                   const Lowered& lowered) {
@@ -175,7 +166,7 @@ TEST_CASE("synthesize_RandomGraphsMatchBruteForce") {
       ++no_sharding;
       continue;
     }
-    if (num_assignments(lowered.problem) > kMaxAssignments) {
+    if (num_assignments(lowered.problem, kMaxAssignments) > kMaxAssignments) {
       ++too_big;
       continue;
     }
@@ -183,7 +174,7 @@ TEST_CASE("synthesize_RandomGraphsMatchBruteForce") {
     CAPTURE(p);
     CAPTURE(graph.size());
     if (check_against_brute_force(graph, mesh, *model, lowered) > 0) ++nonzero;
-    largest = std::max(largest, num_assignments(lowered.problem));
+    largest = std::max(largest, num_assignments(lowered.problem, kMaxAssignments));
     kinds_checked.insert(kinds.begin(), kinds.end());
     ++checked;
   }
@@ -212,7 +203,7 @@ TEST_CASE("synthesize_MlpMatchesBruteForce") {
       const ir::Graph graph = ir::build_mlp(config);
       const ir::Mesh mesh = ir::parse_mesh(std::to_string(p));
       const Lowered lowered = lower(graph, mesh, *model);
-      REQUIRE(num_assignments(lowered.problem) <= kMaxAssignments);
+      REQUIRE(num_assignments(lowered.problem, kMaxAssignments) <= kMaxAssignments);
       check_against_brute_force(graph, mesh, *model, lowered);
     }
   }

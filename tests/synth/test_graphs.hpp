@@ -1,0 +1,27 @@
+#pragma once
+// Helpers shared by the random-graph cross-checks.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "synth/problem.hpp"
+
+namespace shardsynth::testing {
+
+// A float32 node with no params or attributes.
+inline ir::Node op_node(const std::string& name, const std::string& kind, std::vector<int64_t> shape) {
+  return ir::Node{name, kind, "", {std::move(shape), ir::DType::float32}, {}, {}, {}};
+}
+
+// Size of the search space, saturating once it passes `cap`.
+inline int64_t num_assignments(const synth::Problem& problem, int64_t cap) {
+  int64_t n = 1;
+  for (const auto& node : problem.nodes) {
+    if (n > cap) break;
+    n *= node.size();
+  }
+  return n;
+}
+
+}  // namespace shardsynth::testing
