@@ -1,0 +1,61 @@
+#pragma once
+// CPU kernels of every op kind, on whole tensors or on one rank's local
+// shards. Each takes and returns runtime::Tensor (row-major fp32); GEMMs go
+// through OpenBLAS. Shape mismatches throw std::invalid_argument.
+#include <cstdint>
+#include <vector>
+
+#include "runtime/tensor.hpp"
+
+namespace shardsynth::runtime {
+
+// --- dense (kernels_dense.cpp) ---
+
+// nn.Linear: x[..., k] . weight[n, k]^T + bias[n] -> [..., n]. bias may be null.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
+// Hugging Face Conv1D: x[..., k] . weight[k, n] + bias[n] -> [..., n]. bias may be null.
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor* bias);
+// torch.matmul for rank >= 2 operands: [..., m, k] @ [..., k, n] -> [..., m, n],
+// with numpy broadcasting of the leading (batch) dims.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// nn.Embedding over a slice of the vocabulary: `weight` holds rows for ids
+// offset .. offset + rows - 1 (the whole table when offset is 0). ids (exact
+// integers stored as fp32) outside that range give zero rows, so the sum over
+// a vocab-sharded table's shards is the full lookup. ids[...] -> [..., d].
+Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t offset = 0);
+
+// --- elementwise and normalization (kernels_pointwise.cpp) ---
+
+// LayerNorm over the last dim with affine weight[d] and bias[d].
+Tensor layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
+// Softmax over the last dim (max-subtracted, numerically stable).
+Tensor softmax(const Tensor& x);
+// Exact GELU: x/2 (1 + erf(x / sqrt 2)).
+Tensor gelu(const Tensor& x);
+// Hugging Face NewGELU: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Tensor gelu_tanh(const Tensor& x);
+// max(x, 0).
+Tensor relu(const Tensor& x);
+// Dropout in eval mode: the identity.
+Tensor dropout(const Tensor& x);
+// a + b with numpy broadcasting (trailing dims aligned; extent 1 broadcasts).
+Tensor add(const Tensor& a, const Tensor& b);
+// x / divisor.
+Tensor scale(const Tensor& x, double divisor);
+// GPT-2's causal mask on scores [..., q, k]: an entry whose global key index
+// (k_offset + local col) exceeds its global query index (q_offset + local row)
+// becomes the lowest finite float, as Hugging Face's torch.finfo(dtype).min.
+Tensor causal_mask(const Tensor& x, int64_t q_offset = 0, int64_t k_offset = 0);
+
+// --- layout (kernels_layout.cpp) ---
+
+// Reshape to `shape` (same numel; one extent may be -1 and is inferred).
+Tensor view(const Tensor& x, const std::vector<int64_t>& shape);
+// Output dim i is input dim dims[i]; negative dims count from the end.
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
+// Swaps dims d0 and d1; negative dims count from the end.
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+// Part `index` of `sections` equal parts along `dim` (negative counts from the end).
+Tensor split(const Tensor& x, int64_t dim, int64_t sections, int64_t index);
+
+}  // namespace shardsynth::runtime

@@ -1,0 +1,123 @@
+#include <cblas.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/kernels.hpp"
+
+namespace shardsynth::runtime {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// C[m, n] = A[m, k] . op(B) where op(B) is B[k, n] or, with `b_transposed`, B[n, k]^T.
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool b_transposed) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(c, c + m * n, 0.0f);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
+              static_cast<int>(b_transposed ? k : n), 0.0f, c, static_cast<int>(n));
+}
+
+// Shared by linear and conv1d: x[..., k] times a [k, n] (or [n, k]^T) weight plus bias.
+Tensor projection(const char* kind, const Tensor& x, const Tensor& weight, const Tensor* bias, bool weight_out_in) {
+  if (x.rank() < 1 || weight.rank() != 2) {
+    throw std::invalid_argument(std::string(kind) + ": bad shapes x " + shape_text(x.shape) + ", weight " +
+                                shape_text(weight.shape));
+  }
+  const int64_t k = x.shape.back();
+  const int64_t n = weight_out_in ? weight.shape[0] : weight.shape[1];
+  const int64_t wk = weight_out_in ? weight.shape[1] : weight.shape[0];
+  if (wk != k || (bias && (bias->rank() != 1 || bias->shape[0] != n))) {
+    throw std::invalid_argument(std::string(kind) + ": x " + shape_text(x.shape) + " does not fit weight " +
+                                shape_text(weight.shape) + (bias ? " / bias " + shape_text(bias->shape) : ""));
+  }
+  std::vector<int64_t> out_shape = x.shape;
+  out_shape.back() = n;
+  Tensor out = zeros(out_shape);
+  int64_t rows = 1;  // product of x's leading dims
+  for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
+  gemm(x.data.data(), weight.data.data(), out.data.data(), rows, n, k, weight_out_in);
+  if (bias) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) out.data[r * n + j] += bias->data[j];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
+  return projection("linear", x, weight, bias, true);
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor* bias) {
+  return projection("conv1d", x, weight, bias, false);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.rank() < 2 || b.rank() < 2 || a.shape.back() != b.shape[b.rank() - 2]) {
+    throw std::invalid_argument("matmul: shapes " + shape_text(a.shape) + " and " + shape_text(b.shape) +
+                                " do not fit");
+  }
+  const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
+  // Broadcast the batch dims, right-aligned.
+  const int a_batch = a.rank() - 2, b_batch = b.rank() - 2;
+  const int batch_rank = std::max(a_batch, b_batch);
+  std::vector<int64_t> batch(batch_rank), a_ext(batch_rank, 1), b_ext(batch_rank, 1);
+  for (int i = 0; i < batch_rank; ++i) {
+    const int ai = i - (batch_rank - a_batch), bi = i - (batch_rank - b_batch);
+    if (ai >= 0) a_ext[i] = a.shape[ai];
+    if (bi >= 0) b_ext[i] = b.shape[bi];
+    if (a_ext[i] != b_ext[i] && a_ext[i] != 1 && b_ext[i] != 1) {
+      throw std::invalid_argument("matmul: batch dims of " + shape_text(a.shape) + " and " + shape_text(b.shape) +
+                                  " do not broadcast");
+    }
+    batch[i] = std::max(a_ext[i], b_ext[i]);
+  }
+  std::vector<int64_t> out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = zeros(out_shape);
+  int64_t batches = 1;
+  for (int64_t e : batch) batches *= e;
+  std::vector<int64_t> idx(batch_rank, 0);
+  for (int64_t t = 0; t < batches; ++t) {
+    int64_t a_off = 0, b_off = 0;
+    for (int i = 0; i < batch_rank; ++i) {
+      a_off = a_off * a_ext[i] + (a_ext[i] == 1 ? 0 : idx[i]);
+      b_off = b_off * b_ext[i] + (b_ext[i] == 1 ? 0 : idx[i]);
+    }
+    gemm(a.data.data() + a_off * m * k, b.data.data() + b_off * k * n, out.data.data() + t * m * n, m, n, k, false);
+    for (int i = batch_rank - 1; i >= 0; --i) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t offset) {
+  if (weight.rank() != 2) throw std::invalid_argument("embedding: weight " + shape_text(weight.shape) + " is not 2-D");
+  const int64_t rows = weight.shape[0], d = weight.shape[1];
+  std::vector<int64_t> out_shape = ids.shape;
+  out_shape.push_back(d);
+  Tensor out = zeros(out_shape);
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    const int64_t local = static_cast<int64_t>(ids.data[i]) - offset;
+    if (local < 0 || local >= rows) continue;
+    std::copy_n(weight.data.begin() + local * d, d, out.data.begin() + i * d);
+  }
+  return out;
+}
+
+}  // namespace shardsynth::runtime

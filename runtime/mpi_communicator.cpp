@@ -1,0 +1,135 @@
+#include "runtime/mpi_communicator.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "runtime/mpi_check.hpp"
+#include "runtime/packing.hpp"
+
+namespace shardsynth::runtime {
+namespace {
+
+using costs::CollectiveKind;
+
+constexpr int64_t kBytesPerElement = sizeof(float);
+
+int to_int_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw std::length_error("MPI message of more than 2^31 elements");
+  return static_cast<int>(n);
+}
+
+[[noreturn]] void abort_world(MPI_Comm world, int rank, const std::string& message) {
+  std::fprintf(stderr, "shardsynth rank %d: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(world, 1);
+  std::abort();
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(std::vector<int64_t> mesh_shape, MPI_Comm world) : mesh_shape_(std::move(mesh_shape)) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    std::fprintf(stderr, "shardsynth: MpiCommunicator needs MPI_Init first\n");
+    std::abort();
+  }
+  SHARDSYNTH_MPI_CHECK(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN));
+  SHARDSYNTH_MPI_CHECK(MPI_Comm_dup(world, &world_));
+  SHARDSYNTH_MPI_CHECK(MPI_Comm_rank(world_, &rank_));
+  SHARDSYNTH_MPI_CHECK(MPI_Comm_size(world_, &size_));
+  int64_t devices = 1;
+  for (int64_t e : mesh_shape_) {
+    if (e < 1) abort_world(world_, rank_, "mesh extent " + std::to_string(e) + " is not positive");
+    devices *= e;
+  }
+  if (devices != size_) {
+    abort_world(world_, rank_,
+                "the mesh has " + std::to_string(devices) + " devices but MPI runs " + std::to_string(size_) +
+                    " ranks; start one rank per device (mpirun -np " + std::to_string(devices) + ")");
+  }
+  // Row-major coordinates: the last axis varies fastest.
+  coords_.assign(mesh_shape_.size(), 0);
+  int rest = rank_;
+  for (int a = static_cast<int>(mesh_shape_.size()) - 1; a >= 0; --a) {
+    coords_[a] = static_cast<int>(rest % mesh_shape_[a]);
+    rest /= static_cast<int>(mesh_shape_[a]);
+  }
+  for (std::size_t axis = 0; axis < mesh_shape_.size(); ++axis) {
+    int colour = 0;  // row-major index over the other axes
+    for (std::size_t a = 0; a < mesh_shape_.size(); ++a) {
+      if (a != axis) colour = colour * static_cast<int>(mesh_shape_[a]) + coords_[a];
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    SHARDSYNTH_MPI_CHECK(MPI_Comm_split(world_, colour, coords_[axis], &comm));
+    axis_comms_.push_back(comm);
+  }
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Comm& c : axis_comms_) MPI_Comm_free(&c);
+  MPI_Comm_free(&world_);
+}
+
+MPI_Comm MpiCommunicator::axis_comm(int axis) {
+  if (axis < 0 || axis >= static_cast<int>(axis_comms_.size())) {
+    throw std::invalid_argument("mesh axis " + std::to_string(axis) + " out of range");
+  }
+  return axis_comms_[axis];
+}
+
+Tensor MpiCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t blocks) {
+  MPI_Comm comm = axis_comm(axis);
+  const int n = group_size(axis);
+  std::vector<float> received(t.data.size() * n);
+  const int count = to_int_count(t.data.size());
+  SHARDSYNTH_MPI_CHECK(MPI_Allgather(t.data.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
+  count_bytes(CollectiveKind::all_gather, (n - 1) * t.numel() * kBytesPerElement);
+  return unpack_parts(received, t.shape, dim, n, blocks);
+}
+
+Tensor MpiCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64_t blocks) {
+  MPI_Comm comm = axis_comm(axis);
+  const int n = group_size(axis);
+  const std::vector<float> packed = pack_parts(t, dim, n, blocks);
+  Tensor out = zeros(part_shape(t.shape, dim, n));
+  SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), out.data.data(), to_int_count(out.data.size()),
+                                                MPI_FLOAT, MPI_SUM, comm));
+  count_bytes(CollectiveKind::reduce_scatter, (n - 1) * out.numel() * kBytesPerElement);
+  return out;
+}
+
+Tensor MpiCommunicator::all_reduce(const Tensor& t, int axis) {
+  MPI_Comm comm = axis_comm(axis);
+  const int n = group_size(axis);
+  Tensor out = zeros(t.shape);
+  SHARDSYNTH_MPI_CHECK(
+      MPI_Allreduce(t.data.data(), out.data.data(), to_int_count(t.data.size()), MPI_FLOAT, MPI_SUM, comm));
+  count_bytes(CollectiveKind::all_reduce, 2 * (n - 1) * t.numel() * kBytesPerElement / n);
+  return out;
+}
+
+Tensor MpiCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, int axis, int64_t dst_blocks,
+                                   int64_t src_blocks) {
+  MPI_Comm comm = axis_comm(axis);
+  const int n = group_size(axis);
+  const std::vector<float> packed = pack_parts(t, dst_dim, n, dst_blocks);
+  std::vector<float> received(packed.size());
+  const int count = to_int_count(packed.size() / n);
+  SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
+  count_bytes(CollectiveKind::all_to_all, (n - 1) * static_cast<int64_t>(count) * kBytesPerElement);
+  return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
+}
+
+void MpiCommunicator::barrier() { SHARDSYNTH_MPI_CHECK(MPI_Barrier(world_)); }
+
+void MpiCommunicator::abort(const std::string& message) { abort_world(world_, rank_, message); }
+
+}  // namespace shardsynth::runtime

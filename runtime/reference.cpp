@@ -1,0 +1,133 @@
+#include "runtime/reference.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/op_table.hpp"
+#include "runtime/init.hpp"
+#include "runtime/kernels.hpp"
+
+namespace shardsynth::runtime {
+namespace {
+
+// Tensor operand `i`; throws when the node has fewer.
+const Tensor& input(const KernelCall& call, std::size_t i) {
+  if (i >= call.inputs.size()) {
+    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks operand " +
+                                std::to_string(i));
+  }
+  return *call.inputs[i];
+}
+
+// Param `name`, or null when the node omits it.
+const Tensor* optional_param(const KernelCall& call, const std::string& name) {
+  const auto it = call.params.find(name);
+  return it == call.params.end() ? nullptr : it->second;
+}
+
+// Param `name`; throws when the node lacks it.
+const Tensor& param(const KernelCall& call, const std::string& name) {
+  const Tensor* p = optional_param(call, name);
+  if (!p) throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks param '" + name + "'");
+  return *p;
+}
+
+// Integer-list attribute `name` with at least `min_size` values; throws when absent or short.
+const std::vector<int64_t>& attr_list(const KernelCall& call, const std::string& name, std::size_t min_size = 1) {
+  const auto it = call.node.attrs.find(name);
+  if (it == call.node.attrs.end() || it->second.size() < min_size) {
+    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks attribute '" + name + "'");
+  }
+  return it->second;
+}
+
+// Value `i` of integer attribute `name`.
+int64_t attr(const KernelCall& call, const std::string& name, std::size_t i = 0) {
+  return attr_list(call, name, i + 1)[i];
+}
+
+std::map<std::string, KernelFn> build_kernels() {
+  using C = const KernelCall&;
+  return {
+      {"linear", [](C c) { return linear(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
+      {"conv1d", [](C c) { return conv1d(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
+      {"matmul", [](C c) { return matmul(input(c, 0), input(c, 1)); }},
+      {"embedding", [](C c) { return embedding(input(c, 0), param(c, "weight")); }},
+      {"layernorm", [](C c) { return layernorm(input(c, 0), param(c, "weight"), param(c, "bias")); }},
+      {"softmax", [](C c) { return softmax(input(c, 0)); }},
+      {"gelu", [](C c) { return gelu(input(c, 0)); }},
+      {"gelu_tanh", [](C c) { return gelu_tanh(input(c, 0)); }},
+      {"relu", [](C c) { return relu(input(c, 0)); }},
+      {"dropout", [](C c) { return dropout(input(c, 0)); }},
+      {"add", [](C c) { return add(input(c, 0), input(c, 1)); }},
+      {"scale",
+       [](C c) {
+         const auto it = c.node.real_attrs.find("divisor");
+         if (it == c.node.real_attrs.end()) {
+           throw std::invalid_argument("node '" + c.node.name + "' (scale) lacks real attribute 'divisor'");
+         }
+         return scale(input(c, 0), it->second);
+       }},
+      {"causal_mask", [](C c) { return causal_mask(input(c, 0)); }},
+      {"view", [](C c) { return view(input(c, 0), c.node.type.shape); }},
+      {"permute", [](C c) { return permute(input(c, 0), attr_list(c, "dims")); }},
+      {"transpose", [](C c) { return transpose(input(c, 0), attr(c, "dims", 0), attr(c, "dims", 1)); }},
+      {"split",
+       [](C c) { return split(input(c, 0), attr(c, "dim"), attr(c, "sections"), attr(c, "index")); }},
+      {std::string(ir::kOutput), [](C c) { return input(c, 0); }},
+  };
+}
+
+// The vocabulary bound for an int64 placeholder: the fewest rows among the
+// embedding tables it feeds, kMaxExactId when it feeds none.
+int64_t vocab_limit(const ir::Graph& graph, ir::Vertex v) {
+  int64_t limit = kMaxExactId;
+  for (const auto& [user, index] : graph.users_of(v)) {
+    const ir::Node& node = graph.node(user);
+    if (node.kind != "embedding") continue;
+    for (const ir::Param& p : node.params) {
+      if (p.name == "weight" && !p.type.shape.empty()) limit = std::min(limit, p.type.shape[0]);
+    }
+  }
+  return limit;
+}
+
+}  // namespace
+
+const std::map<std::string, KernelFn>& reference_kernels() {
+  static const std::map<std::string, KernelFn> table = build_kernels();
+  return table;
+}
+
+std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
+                                            const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Tensor> values;  // node name -> output
+  std::map<std::string, Tensor> params;  // full (or tied-to) param name -> value
+  const auto& kernels = reference_kernels();
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    if (node.kind == ir::kPlaceholder) {
+      const auto given = inputs.find(node.name);
+      values[node.name] = given != inputs.end() ? given->second : init_input(node, seed, vocab_limit(graph, v));
+      continue;
+    }
+    const auto kernel = kernels.find(node.kind);
+    if (kernel == kernels.end()) {
+      throw std::invalid_argument("run_reference: no kernel for node '" + node.name + "' of kind '" + node.kind + "'");
+    }
+    KernelCall call{node, {}, {}};
+    for (ir::Vertex in : graph.inputs_of(v)) call.inputs.push_back(&values.at(graph.node(in).name));
+    for (const ir::Param& p : node.params) {
+      const std::string full = p.tied_to.empty() ? node.name + "." + p.name : p.tied_to;
+      auto it = params.find(full);
+      if (it == params.end()) it = params.emplace(full, init_param(full, p.type.shape, seed)).first;
+      call.params[p.name] = &it->second;
+    }
+    values[node.name] = kernel->second(call);
+  }
+  return values;
+}
+
+}  // namespace shardsynth::runtime

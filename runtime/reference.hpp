@@ -1,0 +1,40 @@
+#pragma once
+// The single-process reference: runs a whole graph unsharded on the CPU, with
+// parameters and inputs from runtime/init.hpp, so a sharded run can be checked
+// against it node by node.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "runtime/tensor.hpp"
+
+namespace shardsynth::runtime {
+
+// What a kernel sees of one node: the node and its operand values.
+struct KernelCall {
+  const ir::Node& node;                           // the node being run (attrs, real_attrs, output type)
+  std::vector<const Tensor*> inputs;              // tensor operands, in operand order
+  std::map<std::string, const Tensor*> params;    // the node's params by attribute name ("weight", "bias")
+};
+
+// Runs one node on whole tensors.
+using KernelFn = std::function<Tensor(const KernelCall& call)>;
+
+// The one dispatch table, op kind -> kernel, for every compute kind of the op
+// table plus "output" (the identity). Placeholders are not in it.
+const std::map<std::string, KernelFn>& reference_kernels();
+
+// Runs `graph` in topological order and returns every node's output by node
+// name (placeholders and "output" included). Parameters are
+// init_param(node.name + "." + param.name, or param.tied_to when set); an
+// input is taken from `inputs` by placeholder name when present, else
+// init_input(node, seed, vocab) where vocab is the smallest row count of the
+// embedding tables it feeds (2^24 when it feeds none). Throws
+// std::invalid_argument naming the node and kind for a kind without a kernel.
+std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
+                                            const std::map<std::string, Tensor>& inputs = {});
+
+}  // namespace shardsynth::runtime
