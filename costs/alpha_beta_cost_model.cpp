@@ -30,17 +30,26 @@ int64_t ring_steps(CollectiveKind kind, int64_t n) {
   }
 }
 
+int64_t ring_bytes_sent(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
+                        const ir::Mesh& mesh) {
+  const int64_t n = mesh.shape.at(step.mesh_axis);
+  const int64_t local = ir::num_elements(ir::local_shape(tensor.shape, before, mesh)) * ir::dtype_bytes(tensor.dtype);
+  switch (step.kind) {
+    case CollectiveKind::slice: return 0;
+    case CollectiveKind::all_gather: return (n - 1) * local;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all: return (n - 1) * local / n;
+    case CollectiveKind::all_reduce: return 2 * (n - 1) * local / n;
+  }
+  return 0;
+}
+
 int64_t AlphaBetaCostModel::collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
                                             const ir::Mesh& mesh) const {
   const int64_t n = mesh.shape.at(step.mesh_axis);
   if (n == 1 || step.kind == CollectiveKind::slice) return 0;
-  const double local = static_cast<double>(ir::num_elements(ir::local_shape(tensor.shape, before, mesh))) *
-                       static_cast<double>(ir::dtype_bytes(tensor.dtype));
-  // The ring's buffer: the local size with this axis's split undone, except
-  // for partial sums, whose local buffer is already whole.
-  const bool gathers = step.kind == CollectiveKind::all_gather || step.kind == CollectiveKind::all_to_all;
-  const double m = gathers ? local * static_cast<double>(n) : local;
-  const double transfer_ns = ring_bytes(step.kind, n, m) / mesh.bandwidth_gbps.at(step.mesh_axis);
+  const double transfer_ns =
+      static_cast<double>(ring_bytes_sent(step, tensor, before, mesh)) / mesh.bandwidth_gbps.at(step.mesh_axis);
   const double latency_ns = static_cast<double>(ring_steps(step.kind, n)) * mesh.latency_us.at(step.mesh_axis) * 1000.0;
   return std::llround(transfer_ns + latency_ns);
 }

@@ -39,6 +39,13 @@ class AlphaBetaCostModel final : public CostModel {
 // Bytes one device sends in a ring collective of `kind` over n devices on a
 // buffer of `m` bytes (M above). Zero for slice.
 double ring_bytes(CollectiveKind kind, int64_t n, double m);
+// Bytes one rank sends for `step` on a tensor of global type `tensor` laid
+// out as `before`, in exact integers (L = the rank's local bytes, n = the
+// axis' extent): all_gather (n-1) L, reduce_scatter and all_to_all (n-1) L / n,
+// all_reduce floor(2 (n-1) L / n), slice 0. This is ring_bytes on the ring's
+// buffer, and what the runtime's communicators count.
+int64_t ring_bytes_sent(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
+                        const ir::Mesh& mesh);
 // Ring steps, each paying the axis latency once.
 int64_t ring_steps(CollectiveKind kind, int64_t n);
 
