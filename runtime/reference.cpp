@@ -54,7 +54,8 @@ std::map<std::string, KernelFn> build_kernels() {
       {"linear", [](C c) { return linear(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
       {"conv1d", [](C c) { return conv1d(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
       {"matmul", [](C c) { return matmul(input(c, 0), input(c, 1)); }},
-      {"embedding", [](C c) { return embedding(input(c, 0), param(c, "weight")); }},
+      {"embedding",
+       [](C c) { return embedding(input(c, 0), param(c, "weight"), c.weight_offsets.empty() ? 0 : c.weight_offsets[0]); }},
       {"layernorm", [](C c) { return layernorm(input(c, 0), param(c, "weight"), param(c, "bias")); }},
       {"softmax", [](C c) { return softmax(input(c, 0)); }},
       {"gelu", [](C c) { return gelu(input(c, 0)); }},
@@ -70,8 +71,12 @@ std::map<std::string, KernelFn> build_kernels() {
          }
          return scale(input(c, 0), it->second);
        }},
-      {"causal_mask", [](C c) { return causal_mask(input(c, 0)); }},
-      {"view", [](C c) { return view(input(c, 0), c.node.type.shape); }},
+      {"causal_mask",
+       [](C c) {
+         const auto& o = c.in_offsets;
+         return o.size() < 2 ? causal_mask(input(c, 0)) : causal_mask(input(c, 0), o[o.size() - 2], o[o.size() - 1]);
+       }},
+      {"view", [](C c) { return view(input(c, 0), c.out_shape.empty() ? c.node.type.shape : c.out_shape); }},
       {"permute", [](C c) { return permute(input(c, 0), attr_list(c, "dims")); }},
       {"transpose", [](C c) { return transpose(input(c, 0), attr(c, "dims", 0), attr(c, "dims", 1)); }},
       {"split",
@@ -96,6 +101,8 @@ int64_t vocab_limit(const ir::Graph& graph, ir::Vertex v) {
 
 }  // namespace
 
+int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v) { return vocab_limit(graph, v); }
+
 const std::map<std::string, KernelFn>& reference_kernels() {
   static const std::map<std::string, KernelFn> table = build_kernels();
   return table;
@@ -110,14 +117,14 @@ std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t see
     const ir::Node& node = graph.node(v);
     if (node.kind == ir::kPlaceholder) {
       const auto given = inputs.find(node.name);
-      values[node.name] = given != inputs.end() ? given->second : init_input(node, seed, vocab_limit(graph, v));
+      values[node.name] = given != inputs.end() ? given->second : init_input(node, seed, input_vocab_limit(graph, v));
       continue;
     }
     const auto kernel = kernels.find(node.kind);
     if (kernel == kernels.end()) {
       throw std::invalid_argument("run_reference: no kernel for node '" + node.name + "' of kind '" + node.kind + "'");
     }
-    KernelCall call{node, {}, {}};
+    KernelCall call{node, {}, {}, {}, {}, {}};
     for (ir::Vertex in : graph.inputs_of(v)) call.inputs.push_back(&values.at(graph.node(in).name));
     for (const ir::Param& p : node.params) {
       const std::string full = p.tied_to.empty() ? node.name + "." + p.name : p.tied_to;

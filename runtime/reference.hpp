@@ -13,11 +13,15 @@
 
 namespace shardsynth::runtime {
 
-// What a kernel sees of one node: the node and its operand values.
+// What a kernel sees of one node: the node, its operand values, and where
+// this rank's shard sits in the global tensors (all zero for a whole tensor).
 struct KernelCall {
-  const ir::Node& node;                           // the node being run (attrs, real_attrs, output type)
+  const ir::Node& node;                           // the node being run (attrs, real_attrs, global output type)
   std::vector<const Tensor*> inputs;              // tensor operands, in operand order
   std::map<std::string, const Tensor*> params;    // the node's params by attribute name ("weight", "bias")
+  std::vector<int64_t> out_shape;                 // this rank's output shape (view's target); empty = node.type.shape
+  std::vector<int64_t> in_offsets;                // per dim of input 0: global index of the local first element
+  std::vector<int64_t> weight_offsets;            // per dim of the "weight" param: global index of the local first element
 };
 
 // Runs one node on whole tensors.
@@ -26,6 +30,10 @@ using KernelFn = std::function<Tensor(const KernelCall& call)>;
 // The one dispatch table, op kind -> kernel, for every compute kind of the op
 // table plus "output" (the identity). Placeholders are not in it.
 const std::map<std::string, KernelFn>& reference_kernels();
+
+// The exclusive upper bound of the integer ids placeholder `v` holds: the
+// smallest row count of the embedding tables it feeds (2^24 when none).
+int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v);
 
 // Runs `graph` in topological order and returns every node's output by node
 // name (placeholders and "output" included). Parameters are

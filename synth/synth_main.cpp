@@ -13,9 +13,8 @@
 #include "costs/cost_model.hpp"
 #include "ir/error.hpp"
 #include "ir/file_io.hpp"
-#include "ir/gpt2.hpp"
 #include "ir/graph_table.hpp"
-#include "ir/models.hpp"
+#include "ir/model_cli.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
 #include "synth/iteration_table.hpp"
@@ -41,12 +40,9 @@ struct Flags {
   int max_iterations = 0;                // --max-iterations
   std::string strategy = "descent";      // --strategy
   bool no_reduce = false;                // --no-reduce
-  std::string dtype = "float32";         // --dtype
-  ir::MlpConfig mlp;                     // mlp sizes
+  ir::ModelFlags model;                  // the model subcommand's flags
   std::string plan;                      // --plan: a built-in plan family
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
-  std::string gpt2_preset = "small";     // gpt2 --preset
-  ir::Gpt2Config gpt2;                   // gpt2 sizes; negative = the preset's
 };
 
 ir::Mesh make_mesh(const Flags& flags) {
@@ -55,27 +51,6 @@ ir::Mesh make_mesh(const Flags& flags) {
   ir::set_links(mesh, flags.bandwidth, flags.latency);
   if (flags.peak_tflops > 0) mesh.peak_tflops = flags.peak_tflops;
   return mesh;
-}
-
-ir::Graph make_graph(const Flags& flags, const std::string& model) {
-  const ir::DType dtype = ir::parse_dtype(flags.dtype);
-  if (model == "mlp") {
-    ir::MlpConfig config = flags.mlp;
-    config.dtype = dtype;
-    return ir::build_mlp(config);
-  }
-  ir::Gpt2Config config = ir::gpt2_preset(flags.gpt2_preset);
-  auto take = [](int64_t flag, int64_t& field) {
-    if (flag >= 0) field = flag;
-  };
-  take(flags.gpt2.n_layer, config.n_layer);
-  take(flags.gpt2.n_head, config.n_head);
-  take(flags.gpt2.n_embd, config.n_embd);
-  take(flags.gpt2.seq, config.seq);
-  take(flags.gpt2.batch, config.batch);
-  take(flags.gpt2.vocab, config.vocab);
-  config.dtype = dtype;
-  return ir::build_gpt2(config);
 }
 
 nlohmann::json parse_json(const std::string& text, const std::string& where) {
@@ -99,7 +74,7 @@ int run(const Flags& flags, const std::string& model_name) {
     log->set_level(spdlog::level::debug);
   }
 
-  const ir::Graph graph = make_graph(flags, model_name);
+  const ir::Graph graph = ir::build_model(flags.model, model_name);
   const ir::Mesh mesh = make_mesh(flags);
   const auto model = costs::make_cost_model(flags.cost_model);
   synth::SynthOptions options;
@@ -174,7 +149,6 @@ void add_common_options(CLI::App& app, Flags& flags) {
       ->capture_default_str();
   app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
   app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(CLI::NonNegativeNumber);
-  app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
@@ -196,21 +170,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
 
-  auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
-  mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str();
-  mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str();
-  mlp->add_option("--hidden", flags.mlp.hidden, "hidden size (x dim 2)")->capture_default_str();
-  mlp->add_option("--ffn", flags.mlp.ffn, "fc1 output size")->capture_default_str();
-
-  flags.gpt2 = {-1, -1, -1, -1, -1, -1, -1, ir::DType::float32};
-  auto* gpt2 = app.add_subcommand("gpt2", "Hugging Face GPT2LMHeadModel's forward (eval mode)");
-  gpt2->add_option("--preset", flags.gpt2_preset, "small, medium, large or xl")->capture_default_str();
-  gpt2->add_option("--layers,--n-layer", flags.gpt2.n_layer, "transformer blocks (default: the preset's)");
-  gpt2->add_option("--heads,--n-head", flags.gpt2.n_head, "attention heads (default: the preset's)");
-  gpt2->add_option("--embd,--n-embd", flags.gpt2.n_embd, "hidden size (default: the preset's)");
-  gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)");
-  gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)");
-  gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
+  ir::add_model_subcommands(app, flags.model);
 
   // `synth evaluate MODEL ... --schedule FILE` scores a saved plan.
   std::vector<char*> args(argv, argv + argc);

@@ -1,0 +1,64 @@
+#pragma once
+// Command-line selection of a built-in model, shared by the `synth` and
+// `shard-run` commands so both build the same graph from the same flags.
+// Header-only on purpose: only binaries include it, so the ir library itself
+// does not depend on CLI11.
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/dtype.hpp"
+#include "ir/gpt2.hpp"
+#include "ir/models.hpp"
+
+namespace shardsynth::ir {
+
+struct ModelFlags {
+  MlpConfig mlp;                  // mlp sizes
+  std::string gpt2_preset = "small";  // gpt2 --preset
+  Gpt2Config gpt2{-1, -1, -1, -1, -1, -1, -1, DType::float32};  // gpt2 sizes; negative = the preset's
+  std::string dtype = "float32";  // --dtype
+};
+
+// Adds the `mlp` and `gpt2` subcommands with their size flags, and --dtype.
+inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
+  app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
+  auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
+  mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str();
+  mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str();
+  mlp->add_option("--hidden", flags.mlp.hidden, "hidden size (x dim 2)")->capture_default_str();
+  mlp->add_option("--ffn", flags.mlp.ffn, "fc1 output size")->capture_default_str();
+  auto* gpt2 = app.add_subcommand("gpt2", "Hugging Face GPT2LMHeadModel's forward (eval mode)");
+  gpt2->add_option("--preset", flags.gpt2_preset, "small, medium, large or xl")->capture_default_str();
+  gpt2->add_option("--layers,--n-layer", flags.gpt2.n_layer, "transformer blocks (default: the preset's)");
+  gpt2->add_option("--heads,--n-head", flags.gpt2.n_head, "attention heads (default: the preset's)");
+  gpt2->add_option("--embd,--n-embd", flags.gpt2.n_embd, "hidden size (default: the preset's)");
+  gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)");
+  gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)");
+  gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
+}
+
+// Builds the model named by the chosen subcommand. Throws InputError on bad sizes.
+inline Graph build_model(const ModelFlags& flags, const std::string& model) {
+  const DType dtype = parse_dtype(flags.dtype);
+  if (model == "mlp") {
+    MlpConfig config = flags.mlp;
+    config.dtype = dtype;
+    return build_mlp(config);
+  }
+  Gpt2Config config = gpt2_preset(flags.gpt2_preset);
+  auto take = [](int64_t flag, int64_t& field) {
+    if (flag >= 0) field = flag;
+  };
+  take(flags.gpt2.n_layer, config.n_layer);
+  take(flags.gpt2.n_head, config.n_head);
+  take(flags.gpt2.n_embd, config.n_embd);
+  take(flags.gpt2.seq, config.seq);
+  take(flags.gpt2.batch, config.batch);
+  take(flags.gpt2.vocab, config.vocab);
+  config.dtype = dtype;
+  return build_gpt2(config);
+}
+
+}  // namespace shardsynth::ir

@@ -1,0 +1,38 @@
+#pragma once
+// Executing a graph under a schedule on one rank of the mesh.
+//
+// Every rank initializes the full parameters and inputs from the seed
+// (runtime/init.hpp), keeps only its shard as the schedule's specs say, and
+// runs the ops in topological order on local shards with the reference
+// kernels. At each op boundary it applies the schedule's syncs: a fwd_pre
+// sync reshards an input before the op; a fwd_post sync whose source is
+// partial resolves the op's own partial result; one whose source is the op's
+// output spec reshards the tensor on its way to the graph output. An operand
+// without a sync is read in its producer's spec. Reshardings run the cost
+// model's plans (runtime/reshard.hpp), so the bytes the communicator counts
+// can be set against the cost model's ring volume for the same steps.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "costs/collective.hpp"
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "ir/schedule.hpp"
+#include "runtime/communicator.hpp"
+#include "runtime/tensor.hpp"
+
+namespace shardsynth::runtime {
+
+struct RunResult {
+  Tensor output;                                       // the graph output, gathered whole on every rank
+  std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent per kind while executing the plan
+  std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
+};
+
+// Throws std::invalid_argument naming the node when the schedule lacks a
+// spec, names an unknown node, or gives an op a layout its kernel cannot run.
+RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
+                      uint64_t seed);
+
+}  // namespace shardsynth::runtime
