@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "costs/alpha_beta_cost_model.hpp"
+#include "ir/error.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reference.hpp"
@@ -179,8 +180,34 @@ class Run {
 
 }  // namespace
 
+void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule) {
+  if (schedule.mesh != mesh.shape) throw ir::InputError("schedule: its mesh differs from the run's");
+  std::map<std::string, std::string> specs;
+  for (const auto& t : schedule.specs) specs[t.tensor] = t.spec;
+  auto check = [&](const std::string& tensor, const ir::TensorType& type) {
+    auto it = specs.find(tensor);
+    if (it == specs.end()) throw ir::InputError("schedule: no spec for tensor '" + tensor + "'");
+    try {
+      const ir::Spec spec = ir::parse_spec(it->second, mesh.rank());
+      if (spec.rank() > static_cast<int>(type.shape.size())) throw ir::InputError("spec has more dims than the tensor");
+      ir::local_shape(type.shape, spec, mesh);
+    } catch (const ir::InputError& e) {
+      throw ir::InputError("schedule: tensor '" + tensor + "' " + ir::shape_string(type.shape) + ": " + e.what());
+    }
+  };
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    check(node.name, node.type);
+    for (const ir::Param& p : node.params) check(node.name + "." + p.name, p.type);
+  }
+  for (const auto& d : schedule.directives) {
+    if (!graph.find(d.node)) throw ir::InputError("schedule: directive on unknown node '" + d.node + "'");
+  }
+}
+
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
                       uint64_t seed) {
+  validate_schedule(graph, mesh, schedule);
   return Run(graph, mesh, schedule, comm, seed).run();
 }
 

@@ -30,6 +30,13 @@ struct RunResult {
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
 };
 
+// Checks, without communicating, that the schedule fits the graph and mesh:
+// every node and parameter has a spec that parses and divides its shape, and
+// every sync names a node of the graph. Throws ir::InputError naming the
+// node. Every rank gets the same answer, so a bad schedule stops every rank
+// before anything is sent.
+void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule);
+
 // Throws std::invalid_argument naming the node when the schedule lacks a
 // spec, names an unknown node, or gives an op a layout its kernel cannot run.
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,

@@ -54,6 +54,7 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   std::string shape_text;
   for (int64_t e : schedule.mesh) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(e);
   const ir::Mesh mesh = ir::parse_mesh(shape_text);
+  runtime::validate_schedule(graph, mesh, schedule);
 
   runtime::MpiCommunicator comm(mesh.shape);
   runtime::RunResult result;
