@@ -31,8 +31,10 @@ std::vector<int64_t> offsets(const std::vector<int64_t>& shape, const ir::Spec& 
 
 class Run {
  public:
-  Run(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm, uint64_t seed)
-      : graph_(graph), mesh_(mesh), comm_(comm), seed_(seed) {
+  Run(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm, uint64_t seed,
+      const std::map<std::string, KernelFn>& kernels, const std::map<std::string, Tensor>& params,
+      const std::map<std::string, Tensor>& inputs)
+      : graph_(graph), mesh_(mesh), comm_(comm), seed_(seed), kernels_(kernels), params_(params), inputs_(inputs) {
     for (const auto& t : schedule.specs) specs_[t.tensor] = ir::parse_spec(t.spec, mesh.rank());
     for (const auto& d : schedule.directives) {
       if (d.kind != ir::DirectiveKind::sync) continue;
@@ -90,7 +92,13 @@ class Run {
     const ir::Node& node = graph_.node(v);
     const auto coords = comm_.coords();
     if (node.kind == ir::kPlaceholder) {
-      values_[node.name] = local_shard(init_input(node, seed_, input_vocab_limit(graph_, v)), spec_of(node.name), mesh_, coords);
+      const auto given = inputs_.find(node.name);
+      const Tensor whole = given != inputs_.end() ? given->second : init_input(node, seed_, input_vocab_limit(graph_, v));
+      if (whole.shape != node.type.shape) {
+        throw std::invalid_argument("input '" + node.name + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
+                                    ir::shape_string(node.type.shape));
+      }
+      values_[node.name] = local_shard(whole, spec_of(node.name), mesh_, coords);
       return;
     }
     // Operands, resharded by fwd_pre syncs (or, for the graph output, by the producer's fwd_post).
@@ -132,7 +140,13 @@ class Run {
     for (const ir::Param& p : node.params) {
       const std::string full = p.tied_to.empty() ? node.name + "." + p.name : p.tied_to;
       const ir::Spec& spec = spec_of(node.name + "." + p.name);
-      params.push_back(local_shard(init_param(full, p.type.shape, seed_), spec, mesh_, coords));
+      const auto given = params_.find(full);
+      const Tensor whole = given != params_.end() ? given->second : init_param(full, p.type.shape, seed_);
+      if (whole.shape != p.type.shape) {
+        throw std::invalid_argument("parameter '" + full + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
+                                    ir::shape_string(p.type.shape));
+      }
+      params.push_back(local_shard(whole, spec, mesh_, coords));
       if (p.name == "weight") weight_offsets = offsets(p.type.shape, spec, mesh_, coords);
     }
     KernelCall call{node, {}, {}, ir::local_shape(node.type.shape, result, mesh_), {}, weight_offsets};
@@ -157,8 +171,8 @@ class Run {
       }
     }
     for (std::size_t p = 0; p < node.params.size(); ++p) call.params[node.params[p].name] = &params[p];
-    const auto kernel = reference_kernels().find(node.kind);
-    if (kernel == reference_kernels().end()) throw std::invalid_argument("no kernel for node '" + node.name + "' (" + node.kind + ")");
+    const auto kernel = kernels_.find(node.kind);
+    if (kernel == kernels_.end()) throw std::invalid_argument("no kernel for node '" + node.name + "' (" + node.kind + ")");
     Tensor local = kernel->second(call);
     if (local.shape != call.out_shape) {
       throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +
@@ -171,6 +185,9 @@ class Run {
   const ir::Mesh& mesh_;
   Communicator& comm_;
   uint64_t seed_;
+  const std::map<std::string, KernelFn>& kernels_;   // op kind -> the backend's kernel
+  const std::map<std::string, Tensor>& params_;      // whole parameters given by name
+  const std::map<std::string, Tensor>& inputs_;      // whole inputs given by placeholder name
   std::map<std::string, ir::Spec> specs_;                                       // tensor name -> spec
   std::map<std::pair<std::string, int>, std::pair<ir::Spec, ir::Spec>> pre_;   // (node, arg) -> fwd_pre from, to
   std::map<std::string, std::vector<std::pair<ir::Spec, ir::Spec>>> post_;     // node -> fwd_post (from, to), in order
@@ -206,9 +223,10 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
 }
 
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
-                      uint64_t seed) {
+                      uint64_t seed, const std::map<std::string, KernelFn>& kernels,
+                      const std::map<std::string, Tensor>& params, const std::map<std::string, Tensor>& inputs) {
   validate_schedule(graph, mesh, schedule);
-  return Run(graph, mesh, schedule, comm, seed).run();
+  return Run(graph, mesh, schedule, comm, seed, kernels, params, inputs).run();
 }
 
 }  // namespace shardsynth::runtime

@@ -20,6 +20,7 @@
 #include "ir/mesh.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/communicator.hpp"
+#include "runtime/reference.hpp"
 #include "runtime/tensor.hpp"
 
 namespace shardsynth::runtime {
@@ -39,7 +40,12 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
 
 // Throws std::invalid_argument naming the node when the schedule lacks a
 // spec, names an unknown node, or gives an op a layout its kernel cannot run.
+// `kernels` runs each op on local shards (the backend's table, keyed by op
+// kind; the CPU reference kernels by default); `params` and `inputs`
+// override the seeded values of parameters (by full or tied-to name) and
+// graph inputs (by placeholder name) with whole tensors.
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
-                      uint64_t seed);
+                      uint64_t seed, const std::map<std::string, KernelFn>& kernels = reference_kernels(),
+                      const std::map<std::string, Tensor>& params = {}, const std::map<std::string, Tensor>& inputs = {});
 
 }  // namespace shardsynth::runtime

@@ -19,7 +19,7 @@
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/mpi_communicator.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
 
 namespace {
@@ -40,9 +40,6 @@ struct Flags {
 int run(const Flags& flags, const std::string& model_name, int rank) {
   // Everything up to the communicator is checked by every rank alike, so a
   // bad input makes every rank exit 2 with the same message and nothing hangs.
-  if (flags.backend != "cpu") {
-    throw ir::InputError("backend '" + flags.backend + "' is not built (known: cpu)");
-  }
   const ir::Graph graph = ir::build_model(flags.model, model_name);
   nlohmann::json json;
   try {
@@ -56,12 +53,12 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   const ir::Mesh mesh = ir::parse_mesh(shape_text);
   runtime::validate_schedule(graph, mesh, schedule);
 
-  runtime::MpiCommunicator comm(mesh.shape);
+  runtime::Backend backend = runtime::make_backend(flags.backend, mesh.shape);
   runtime::RunResult result;
   try {
-    result = runtime::run_sharded(graph, mesh, schedule, comm, flags.seed);
+    result = runtime::run_sharded(graph, mesh, schedule, *backend.comm, flags.seed, *backend.kernels);
   } catch (const std::exception& e) {
-    comm.abort(e.what());
+    backend.comm->abort(e.what());
   }
   int status = 0;
   if (rank == 0) {
@@ -116,7 +113,7 @@ int main(int argc, char** argv) {
   CLI::App app{"shard-run: execute a shardsynth schedule, one MPI rank per device", "shard-run"};
   Flags flags;
   app.add_option("--schedule", flags.schedule_path, "the schedule JSON written by `synth --schedule`")->required();
-  app.add_option("--backend", flags.backend, "cpu (MPI ranks)")->capture_default_str();
+  app.add_option("--backend", flags.backend, "cpu (MPI ranks) or cuda (one GPU per rank, NCCL)")->capture_default_str();
   app.add_option("--seed", flags.seed, "seed of the deterministic parameters and inputs")->capture_default_str();
   app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
   ir::add_model_subcommands(app, flags.model);
