@@ -30,18 +30,22 @@ int64_t ring_steps(CollectiveKind kind, int64_t n) {
   }
 }
 
-int64_t ring_bytes_sent(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
-                        const ir::Mesh& mesh) {
-  const int64_t n = mesh.shape.at(step.mesh_axis);
-  const int64_t local = ir::num_elements(ir::local_shape(tensor.shape, before, mesh)) * ir::dtype_bytes(tensor.dtype);
-  switch (step.kind) {
+int64_t ring_bytes_sent(CollectiveKind kind, int64_t n, int64_t local_bytes) {
+  if (n <= 1) return 0;
+  switch (kind) {
     case CollectiveKind::slice: return 0;
-    case CollectiveKind::all_gather: return (n - 1) * local;
+    case CollectiveKind::all_gather: return (n - 1) * local_bytes;
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all: return (n - 1) * local / n;
-    case CollectiveKind::all_reduce: return 2 * (n - 1) * local / n;
+    case CollectiveKind::all_to_all: return (n - 1) * local_bytes / n;
+    case CollectiveKind::all_reduce: return 2 * (n - 1) * local_bytes / n;
   }
   return 0;
+}
+
+int64_t ring_bytes_sent(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
+                        const ir::Mesh& mesh) {
+  const int64_t local = ir::num_elements(ir::local_shape(tensor.shape, before, mesh)) * ir::dtype_bytes(tensor.dtype);
+  return ring_bytes_sent(step.kind, mesh.shape.at(step.mesh_axis), local);
 }
 
 int64_t AlphaBetaCostModel::collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,

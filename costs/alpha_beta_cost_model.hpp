@@ -46,6 +46,9 @@ double ring_bytes(CollectiveKind kind, int64_t n, double m);
 // buffer, and what the runtime's communicators count.
 int64_t ring_bytes_sent(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
                         const ir::Mesh& mesh);
+// The same for a group of n ranks each holding `local_bytes` (what the
+// runtime's communicators count); 0 for a group of one and for slice.
+int64_t ring_bytes_sent(CollectiveKind kind, int64_t n, int64_t local_bytes);
 // Ring steps, each paying the axis latency once.
 int64_t ring_steps(CollectiveKind kind, int64_t n);
 

@@ -9,13 +9,15 @@
 
 #include "runtime/mpi_check.hpp"
 #include "runtime/packing.hpp"
+#include "costs/alpha_beta_cost_model.hpp"
 
 namespace shardsynth::runtime {
 namespace {
 
-using costs::CollectiveKind;
+constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
 
-constexpr int64_t kBytesPerElement = sizeof(float);
+
+using costs::CollectiveKind;
 
 int to_int_count(std::size_t n) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw std::length_error("MPI message of more than 2^31 elements");
@@ -91,7 +93,7 @@ Tensor MpiCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t b
   std::vector<float> received(t.data.size() * n);
   const int count = to_int_count(t.data.size());
   SHARDSYNTH_MPI_CHECK(MPI_Allgather(t.data.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
-  count_bytes(CollectiveKind::all_gather, (n - 1) * t.numel() * kBytesPerElement);
+  count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * kFloatBytes));
   return unpack_parts(received, t.shape, dim, n, blocks);
 }
 
@@ -102,7 +104,7 @@ Tensor MpiCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64
   Tensor out = zeros(part_shape(t.shape, dim, n));
   SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), out.data.data(), to_int_count(out.data.size()),
                                                 MPI_FLOAT, MPI_SUM, comm));
-  count_bytes(CollectiveKind::reduce_scatter, (n - 1) * out.numel() * kBytesPerElement);
+  count_bytes(CollectiveKind::reduce_scatter, costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * kFloatBytes));
   return out;
 }
 
@@ -112,7 +114,7 @@ Tensor MpiCommunicator::all_reduce(const Tensor& t, int axis) {
   Tensor out = zeros(t.shape);
   SHARDSYNTH_MPI_CHECK(
       MPI_Allreduce(t.data.data(), out.data.data(), to_int_count(t.data.size()), MPI_FLOAT, MPI_SUM, comm));
-  count_bytes(CollectiveKind::all_reduce, 2 * (n - 1) * t.numel() * kBytesPerElement / n);
+  count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * kFloatBytes));
   return out;
 }
 
@@ -124,7 +126,7 @@ Tensor MpiCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, in
   std::vector<float> received(packed.size());
   const int count = to_int_count(packed.size() / n);
   SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
-  count_bytes(CollectiveKind::all_to_all, (n - 1) * static_cast<int64_t>(count) * kBytesPerElement);
+  count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * kFloatBytes));
   return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
 }
 

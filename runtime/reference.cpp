@@ -109,9 +109,10 @@ const std::map<std::string, KernelFn>& reference_kernels() {
 }
 
 std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
-                                            const std::map<std::string, Tensor>& inputs) {
+                                            const std::map<std::string, Tensor>& inputs,
+                                            const std::map<std::string, Tensor>& given_params) {
   std::map<std::string, Tensor> values;  // node name -> output
-  std::map<std::string, Tensor> params;  // full (or tied-to) param name -> value
+  std::map<std::string, Tensor> params;  // full (or tied-to) param name -> seeded value
   const auto& kernels = reference_kernels();
   for (ir::Vertex v : graph.topological_order()) {
     const ir::Node& node = graph.node(v);
@@ -128,6 +129,10 @@ std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t see
     for (ir::Vertex in : graph.inputs_of(v)) call.inputs.push_back(&values.at(graph.node(in).name));
     for (const ir::Param& p : node.params) {
       const std::string full = p.tied_to.empty() ? node.name + "." + p.name : p.tied_to;
+      if (const auto given = given_params.find(full); given != given_params.end()) {
+        call.params[p.name] = &given->second;
+        continue;
+      }
       auto it = params.find(full);
       if (it == params.end()) it = params.emplace(full, init_param(full, p.type.shape, seed)).first;
       call.params[p.name] = &it->second;

@@ -37,12 +37,14 @@ int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v);
 
 // Runs `graph` in topological order and returns every node's output by node
 // name (placeholders and "output" included). Parameters are
-// init_param(node.name + "." + param.name, or param.tied_to when set); an
-// input is taken from `inputs` by placeholder name when present, else
+// taken from `params` by full name (node.name + "." + param.name, or
+// param.tied_to when set) when present, else init_param(that name); an input
+// is taken from `inputs` by placeholder name when present, else
 // init_input(node, seed, vocab) where vocab is the smallest row count of the
 // embedding tables it feeds (2^24 when it feeds none). Throws
 // std::invalid_argument naming the node and kind for a kind without a kernel.
 std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
-                                            const std::map<std::string, Tensor>& inputs = {});
+                                            const std::map<std::string, Tensor>& inputs = {},
+                                            const std::map<std::string, Tensor>& params = {});
 
 }  // namespace shardsynth::runtime

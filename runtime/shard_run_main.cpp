@@ -2,10 +2,16 @@
 // per device, and optionally check it against the unsharded model.
 //
 //   mpirun -np 8 shard-run --schedule plan.json --check gpt2 --layers 2
+//
+// --params and --input load parameters and graph inputs from safetensors
+// files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
+// gathered graph output.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -21,6 +27,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
+#include "runtime/safetensors.hpp"
 
 namespace {
 
@@ -34,8 +41,85 @@ struct Flags {
   std::string backend = "cpu"; // --backend
   uint64_t seed = 0;           // --seed
   bool check = false;          // --check
+  std::string params_path;     // --params: parameters by full name (safetensors)
+  std::string input_path;      // --input: graph inputs by placeholder name (safetensors)
+  std::string output_path;     // --output: where rank 0 writes the graph output (safetensors)
   ir::ModelFlags model;        // model subcommand flags
 };
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// Every parameter of `graph` from the safetensors file at `path`, keyed by
+// full name (node name + "." + param name, or the tied-to name). Keys may
+// carry Hugging Face's "transformer." prefix; a tied parameter missing under
+// its tied-to name is taken from its own name. Throws InputError naming the
+// file and parameter when one is missing or has the wrong shape.
+std::map<std::string, runtime::Tensor> load_params(const ir::Graph& graph, const std::string& path) {
+  std::map<std::string, runtime::Tensor> file;
+  const std::string prefix = "transformer.";
+  for (auto& [name, tensor] : runtime::read_safetensors(path)) {
+    const std::string key = name.starts_with(prefix) ? name.substr(prefix.size()) : name;
+    if (!file.emplace(key, std::move(tensor)).second) {
+      throw ir::InputError(path + ": parameter '" + key + "' appears both with and without the \"transformer.\" prefix");
+    }
+  }
+  std::map<std::string, runtime::Tensor> params;
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    for (const ir::Param& p : node.params) {
+      const std::string own = node.name + "." + p.name;
+      const std::string full = p.tied_to.empty() ? own : p.tied_to;
+      if (params.count(full)) continue;
+      auto it = file.find(full);
+      if (it == file.end() && full != own) it = file.find(own);
+      if (it == file.end()) {
+        throw ir::InputError(path + ": missing parameter '" + full + "' (shape " + shape_string(p.type.shape) + ")");
+      }
+      if (it->second.shape != p.type.shape) {
+        throw ir::InputError(path + ": parameter '" + it->first + "' has shape " + shape_string(it->second.shape) +
+                             " but the model needs " + shape_string(p.type.shape));
+      }
+      params.emplace(full, it->second);
+    }
+  }
+  return params;
+}
+
+// The graph inputs in the safetensors file at `path`, by placeholder name;
+// placeholders it lacks keep their seeded values. Throws InputError naming
+// the file and tensor for a name that is no graph input, a wrong shape, or an
+// id outside an embedding table.
+std::map<std::string, runtime::Tensor> load_inputs(const ir::Graph& graph, const std::string& path) {
+  std::map<std::string, runtime::Tensor> inputs = runtime::read_safetensors(path);
+  for (const auto& [name, tensor] : inputs) {
+    const auto v = graph.find(name);
+    if (!v || graph.node(*v).kind != ir::kPlaceholder) {
+      std::string names;
+      for (ir::Vertex u : graph.topological_order()) {
+        if (graph.node(u).kind == ir::kPlaceholder) names += (names.empty() ? "" : ", ") + graph.node(u).name;
+      }
+      throw ir::InputError(path + ": '" + name + "' is not an input of the model (inputs: " + names + ")");
+    }
+    const ir::Node& node = graph.node(*v);
+    if (tensor.shape != node.type.shape) {
+      throw ir::InputError(path + ": input '" + name + "' has shape " + shape_string(tensor.shape) +
+                           " but the model needs " + shape_string(node.type.shape));
+    }
+    const int64_t limit = runtime::input_vocab_limit(graph, *v);
+    if (limit == (int64_t{1} << 24)) continue;  // feeds no embedding table: any value will do
+    for (float x : tensor.data) {
+      if (!(x >= 0 && x < static_cast<float>(limit) && x == std::floor(x))) {
+        throw ir::InputError(path + ": input '" + name + "' holds " + std::to_string(x) +
+                             ", not an id in [0, " + std::to_string(limit) + ")");
+      }
+    }
+  }
+  return inputs;
+}
 
 int run(const Flags& flags, const std::string& model_name, int rank) {
   // Everything up to the communicator is checked by every rank alike, so a
@@ -52,11 +136,15 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   for (int64_t e : schedule.mesh) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(e);
   const ir::Mesh mesh = ir::parse_mesh(shape_text);
   runtime::validate_schedule(graph, mesh, schedule);
+  const auto params = flags.params_path.empty() ? std::map<std::string, runtime::Tensor>{}
+                                                : load_params(graph, flags.params_path);
+  const auto inputs = flags.input_path.empty() ? std::map<std::string, runtime::Tensor>{}
+                                               : load_inputs(graph, flags.input_path);
 
   runtime::Backend backend = runtime::make_backend(flags.backend, mesh.shape);
   runtime::RunResult result;
   try {
-    result = runtime::run_sharded(graph, mesh, schedule, *backend.comm, flags.seed, *backend.kernels);
+    result = runtime::run_sharded(graph, mesh, schedule, *backend.comm, flags.seed, *backend.kernels, params, inputs);
   } catch (const std::exception& e) {
     backend.comm->abort(e.what());
   }
@@ -77,8 +165,22 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
       if (sent != predicted) status = 1;
     }
     std::printf("%-16s %20lld %20lld\n", "total", static_cast<long long>(sent_total), static_cast<long long>(predicted_total));
+    if (!flags.output_path.empty()) {
+      std::string output_name = "output";
+      for (ir::Vertex v : graph.topological_order()) {
+        if (graph.node(v).kind == ir::kOutput) output_name = graph.node(v).name;
+      }
+      try {
+        runtime::write_safetensors(flags.output_path, {{output_name, result.output}});
+        std::printf("output: wrote '%s' %s to %s\n", output_name.c_str(), shape_string(result.output.shape).c_str(),
+                    flags.output_path.c_str());
+      } catch (const ir::InputError& e) {
+        std::fprintf(stderr, "shard-run: error: %s\n", e.what());
+        status = 2;
+      }
+    }
     if (flags.check) {
-      const auto reference = runtime::run_reference(graph, flags.seed);
+      const auto reference = runtime::run_reference(graph, flags.seed, inputs, params);
       const runtime::Tensor* expected = nullptr;
       for (const auto& [name, value] : reference) {
         if (graph.node(*graph.find(name)).kind == ir::kOutput) expected = &value;
@@ -115,6 +217,10 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", flags.schedule_path, "the schedule JSON written by `synth --schedule`")->required();
   app.add_option("--backend", flags.backend, "cpu (MPI ranks) or cuda (one GPU per rank, NCCL)")->capture_default_str();
   app.add_option("--seed", flags.seed, "seed of the deterministic parameters and inputs")->capture_default_str();
+  app.add_option("--params", flags.params_path,
+                 "safetensors file of every parameter by full name (a Hugging Face GPT-2 checkpoint works as is)");
+  app.add_option("--input", flags.input_path, "safetensors file of graph inputs by placeholder name (input_ids)");
+  app.add_option("--output", flags.output_path, "safetensors file rank 0 writes the graph output to");
   app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
   ir::add_model_subcommands(app, flags.model);
   app.require_subcommand(1);

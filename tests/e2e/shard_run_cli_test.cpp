@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "ir/model_cli.hpp"
+#include "ir/op_table.hpp"
+#include "runtime/safetensors.hpp"
 
 using namespace shardsynth::testing;
 
@@ -70,6 +73,10 @@ TEST_CASE("shard_run_HandWrittenSchedulesCoverEveryCollective") {
       {"mlp_slice_all_to_all_all_reduce_4.json", "all_reduce                       1536                 1536"},
       {"mlp_slice_all_to_all_all_reduce_4.json", "all_to_all                        384                  384"},
       {"mlp_2d_reduce_scatter_2x2.json", "reduce_scatter                    256                  256"},
+      // 2x2: gather x's batch off axis 1, slice seq onto axis 0, all-to-all it onto ffn, all-reduce fc2's sum.
+      {"mlp_2d_gather_all_to_all_all_reduce_2x2.json", "all_gather                        512                  512"},
+      {"mlp_2d_gather_all_to_all_all_reduce_2x2.json", "all_to_all                        512                  512"},
+      {"mlp_2d_gather_all_to_all_all_reduce_2x2.json", "all_reduce                       1024                 1024"},
   };
   for (const auto& [file, line] : cases) {
     CAPTURE(file);
@@ -93,4 +100,90 @@ TEST_CASE("shard_run_FailuresEndEveryRankWithOneMessage") {
   r = run_command(shard_run(4, kSchedules + "/mlp_all_gather_4.json", "mlp --batch 2 --seq 6 --hidden 16 --ffn 32"));
   CHECK(r.exit_code != 0);
   CHECK(r.err.find("does not divide") != std::string::npos);
+}
+
+TEST_CASE("shard_run_ParamsInputOutputSafetensors") {
+  using shardsynth::runtime::Tensor;
+  const auto dir = scratch_dir("shard_run_safetensors");
+  const std::string model = "gpt2 --layers 1 --embd 32 --heads 2 --seq 8 --batch 2 --vocab 64";
+  shardsynth::ir::ModelFlags flags;
+  flags.gpt2.n_layer = 1;
+  flags.gpt2.n_embd = 32;
+  flags.gpt2.n_head = 2;
+  flags.gpt2.seq = 8;
+  flags.gpt2.batch = 2;
+  flags.gpt2.vocab = 64;
+  const shardsynth::ir::Graph graph = shardsynth::ir::build_model(flags, "gpt2");
+
+  // Every parameter under its Hugging Face name (half of them with the
+  // checkpoint's "transformer." prefix), tied lm_head.weight left out as in
+  // a real checkpoint; values from a fixed LCG, not the runtime's seed.
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<double>(state >> 40) / static_cast<double>(1 << 24) - 0.5) * 0.2f;
+  };
+  std::map<std::string, Tensor> params;
+  std::string output_name;
+  int index = 0;
+  for (auto v : graph.topological_order()) {
+    const auto& node = graph.node(v);
+    if (node.kind == shardsynth::ir::kOutput) output_name = node.name;
+    for (const auto& p : node.params) {
+      if (!p.tied_to.empty()) continue;
+      Tensor t{p.type.shape, {}};
+      t.data.resize(static_cast<std::size_t>(t.numel()));
+      for (float& x : t.data) x = next() + (p.name == "weight" && node.name.find("ln_") != std::string::npos ? 1.0f : 0.0f);
+      params.emplace((index++ % 2 ? "transformer." : "") + node.name + "." + p.name, std::move(t));
+    }
+  }
+  REQUIRE(params.count("h.0.ln_1.bias") + params.count("transformer.h.0.ln_1.bias") == 1);
+  REQUIRE(params.count("lm_head.weight") == 0);
+  const std::string params_path = (dir / "params.safetensors").string();
+  shardsynth::runtime::write_safetensors(params_path, params);
+
+  Tensor ids{{2, 8}, {}};
+  for (int i = 0; i < 16; ++i) ids.data.push_back(static_cast<float>((i * 37 + 5) % 64));
+  const std::string input_path = (dir / "input.safetensors").string();
+  shardsynth::runtime::write_safetensors(input_path, {{"input_ids", ids}});
+
+  const std::string plan = (dir / "plan.json").string();
+  // Megatron's plan, so the loaded weights really are sharded across the ranks.
+  REQUIRE(run_command(kSynth + " --quiet --mesh 2 --mode training --plan megatron --schedule " + plan + " " + model)
+              .exit_code == 0);
+  const std::string output_path = (dir / "logits.safetensors").string();
+  const std::string base = kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --check --schedule " + plan;
+  const auto run = run_command(base + " --params " + params_path + " --input " + input_path + " --output " +
+                               output_path + " " + model);
+  CAPTURE(run.out);
+  CAPTURE(run.err);
+  expect_checked(run);
+  const auto output = shardsynth::runtime::read_safetensors(output_path);
+  REQUIRE(output.size() == 1);
+  REQUIRE(output.count(output_name) == 1);
+  CHECK(output.at(output_name).shape == std::vector<int64_t>{2, 8, 64});
+
+  // The loaded weights matter: the seeded run gives different logits.
+  const std::string seeded_path = (dir / "seeded.safetensors").string();
+  REQUIRE(run_command(base + " --input " + input_path + " --output " + seeded_path + " " + model).exit_code == 0);
+  CHECK(shardsynth::runtime::read_safetensors(seeded_path).at(output_name) != output.at(output_name));
+
+  // A missing parameter: every rank stops before communicating, one message names it.
+  auto missing = params;
+  missing.erase("h.0.ln_1.bias");
+  missing.erase("transformer.h.0.ln_1.bias");
+  const std::string missing_path = (dir / "missing.safetensors").string();
+  shardsynth::runtime::write_safetensors(missing_path, missing);
+  auto r = run_command(base + " --params " + missing_path + " " + model);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find(missing_path + ": missing parameter 'h.0.ln_1.bias'") != std::string::npos);
+  CHECK(r.err.find("shard-run: error:") == r.err.rfind("shard-run: error:"));  // one message, from rank 0
+
+  // A wrong input shape names the input.
+  const std::string bad_input = (dir / "bad_input.safetensors").string();
+  shardsynth::runtime::write_safetensors(bad_input, {{"input_ids", Tensor{{1, 8}, std::vector<float>(8, 1.0f)}}});
+  r = run_command(base + " --input " + bad_input + " " + model);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("input 'input_ids' has shape [1, 8]") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

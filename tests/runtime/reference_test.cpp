@@ -151,3 +151,22 @@ TEST_CASE("run_reference_TiedLmHeadUsesWte") {
   const Tensor& tokens = out.at("wte");
   for (int64_t d = 0; d < 16; ++d) CHECK(tokens.data[d] == wte.data[static_cast<int64_t>(ids.data[0]) * 16 + d]);
 }
+
+TEST_CASE("run_reference_GivenParamsOverrideSeeded") {
+  // A given fc2.bias (by full name) replaces the seeded one; the rest stay seeded.
+  const ir::Graph g = ir::build_mlp({1, 2, 4, 8, ir::DType::float32});
+  const auto seeded = runtime::run_reference(g, 3);
+  const Tensor b2 = runtime::init_param("fc2.bias", {4}, 3);
+  Tensor shifted = b2;
+  for (float& v : shifted.data) v += 1.0f;
+  const auto given = runtime::run_reference(g, 3, {}, {{"fc2.bias", shifted}});
+  CHECK(given.at("fc1") == seeded.at("fc1"));
+  const Tensor& a = seeded.at("output");
+  const Tensor& b = given.at("output");
+  REQUIRE(a.data.size() == b.data.size());
+  for (std::size_t i = 0; i < a.data.size(); ++i) CHECK(b.data[i] == doctest::Approx(a.data[i] + 1.0f));
+  // A tied parameter is found under its tied-to name.
+  const ir::Graph gpt = tiny_gpt2();
+  const auto with_zero_wte = runtime::run_reference(gpt, 9, {}, {{"wte.weight", runtime::zeros({32, 16})}});
+  for (float v : with_zero_wte.at("lm_head").data) CHECK(v == 0.0f);
+}

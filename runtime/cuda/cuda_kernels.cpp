@@ -1,0 +1,234 @@
+#include "runtime/cuda/cuda_kernels.hpp"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/device_buffer.hpp"
+#include "runtime/cuda/elementwise.hpp"
+
+namespace shardsynth::runtime::cuda {
+namespace {
+
+// This thread's cuBLAS handle on the current device, created on first use.
+cublasHandle_t blas() {
+  struct Handle {
+    cublasHandle_t h = nullptr;  // the handle, created in the constructor
+    Handle() { SHARDSYNTH_CUBLAS_CHECK(cublasCreate(&h)); }
+    ~Handle() { cublasDestroy(h); }
+  };
+  thread_local Handle handle;
+  return handle.h;
+}
+
+int to_int(int64_t v) {
+  if (v > std::numeric_limits<int>::max()) throw std::length_error("cuBLAS dimension above 2^31");
+  return static_cast<int>(v);
+}
+
+const Tensor& input(const KernelCall& call, std::size_t i) {
+  if (i >= call.inputs.size()) {
+    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks operand " +
+                                std::to_string(i));
+  }
+  return *call.inputs[i];
+}
+
+const Tensor* optional_param(const KernelCall& call, const std::string& name) {
+  const auto it = call.params.find(name);
+  return it == call.params.end() ? nullptr : it->second;
+}
+
+// Row-major C[m, n] = A[m, k] . op(B), op(B) = B[k, n] or, with `b_transposed`,
+// B[n, k]^T, computed as the column-major C^T = op(B)^T . A^T.
+void device_gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool b_transposed) {
+  const float alpha = 1.0f, beta = 0.0f;
+  SHARDSYNTH_CUBLAS_CHECK(cublasSgemm(blas(), b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, to_int(n),
+                                      to_int(m), to_int(k), &alpha, b, to_int(b_transposed ? k : n), a, to_int(k),
+                                      &beta, c, to_int(n)));
+}
+
+// linear / conv1d (runtime/kernels.hpp): x[..., k] times a [k, n] weight, or
+// with `weight_out_in` an [n, k] one transposed, plus bias[n].
+Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, bool weight_out_in) {
+  if (x.rank() < 1 || weight.rank() != 2) throw std::invalid_argument("projection: bad operand ranks");
+  const int64_t k = x.shape.back();
+  const int64_t n = weight_out_in ? weight.shape[0] : weight.shape[1];
+  const int64_t wk = weight_out_in ? weight.shape[1] : weight.shape[0];
+  if (wk != k || (bias && (bias->rank() != 1 || bias->shape[0] != n))) {
+    throw std::invalid_argument("projection: x does not fit weight / bias");
+  }
+  std::vector<int64_t> out_shape = x.shape;
+  out_shape.back() = n;
+  Tensor out = zeros(out_shape);
+  int64_t rows = 1;  // product of x's leading dims
+  for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
+  if (rows == 0 || n == 0) return out;
+  DeviceBuffer dx(x.data), dw(weight.data), dout(out.data);  // dout starts at zero
+  if (k > 0) device_gemm(dx.data(), dw.data(), dout.data(), rows, n, k, weight_out_in);
+  if (bias) {
+    DeviceBuffer db(bias->data);
+    SHARDSYNTH_CUDA_CHECK(launch_add_bias(dout.data(), db.data(), rows, n));
+    dout.download(out.data);
+    return out;
+  }
+  dout.download(out.data);
+  return out;
+}
+
+Tensor device_matmul(const Tensor& a, const Tensor& b) {
+  if (a.rank() < 2 || b.rank() < 2 || a.shape.back() != b.shape[b.rank() - 2]) {
+    throw std::invalid_argument("matmul: operand shapes do not fit");
+  }
+  const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
+  const int a_batch = a.rank() - 2, b_batch = b.rank() - 2;
+  const int batch_rank = std::max(a_batch, b_batch);
+  std::vector<int64_t> batch(batch_rank), a_ext(batch_rank, 1), b_ext(batch_rank, 1);
+  for (int i = 0; i < batch_rank; ++i) {
+    const int ai = i - (batch_rank - a_batch), bi = i - (batch_rank - b_batch);
+    if (ai >= 0) a_ext[i] = a.shape[ai];
+    if (bi >= 0) b_ext[i] = b.shape[bi];
+    if (a_ext[i] != b_ext[i] && a_ext[i] != 1 && b_ext[i] != 1) {
+      throw std::invalid_argument("matmul: batch dims do not broadcast");
+    }
+    batch[i] = std::max(a_ext[i], b_ext[i]);
+  }
+  std::vector<int64_t> out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = zeros(out_shape);
+  int64_t batches = 1;
+  for (int64_t e : batch) batches *= e;
+  if (batches == 0 || m == 0 || n == 0 || k == 0) return out;
+  // Per output batch: the matrix index into a and b (broadcast dims repeat).
+  std::vector<int64_t> a_index(batches), b_index(batches), idx(batch_rank, 0);
+  for (int64_t t = 0; t < batches; ++t) {
+    int64_t ao = 0, bo = 0;
+    for (int i = 0; i < batch_rank; ++i) {
+      ao = ao * a_ext[i] + (a_ext[i] == 1 ? 0 : idx[i]);
+      bo = bo * b_ext[i] + (b_ext[i] == 1 ? 0 : idx[i]);
+    }
+    a_index[t] = ao;
+    b_index[t] = bo;
+    for (int i = batch_rank - 1; i >= 0; --i) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  // A regular stride (index t * stride for every t, stride 0 = broadcast)?
+  auto stride_of = [batches](const std::vector<int64_t>& index) -> int64_t {
+    const int64_t stride = batches > 1 ? index[1] : 0;
+    for (int64_t t = 0; t < batches; ++t) {
+      if (index[t] != t * stride) return -1;
+    }
+    return stride;
+  };
+  const int64_t sa = stride_of(a_index), sb = stride_of(b_index);
+  DeviceBuffer da(a.data), db(b.data), dout(out.data.size());
+  const float alpha = 1.0f, beta = 0.0f;
+  if (sa >= 0 && sb >= 0) {
+    SHARDSYNTH_CUBLAS_CHECK(cublasSgemmStridedBatched(blas(), CUBLAS_OP_N, CUBLAS_OP_N, to_int(n), to_int(m), to_int(k),
+                                                      &alpha, db.data(), to_int(n), sb * k * n, da.data(), to_int(k),
+                                                      sa * m * k, &beta, dout.data(), to_int(n), m * n, to_int(batches)));
+  } else {
+    for (int64_t t = 0; t < batches; ++t) {
+      device_gemm(da.data() + a_index[t] * m * k, db.data() + b_index[t] * k * n, dout.data() + t * m * n, m, n, k, false);
+    }
+  }
+  dout.download(out.data);
+  return out;
+}
+
+Tensor device_unary(UnaryOp op, const Tensor& x, float divisor = 1.0f) {
+  Tensor out = zeros(x.shape);
+  if (x.data.empty()) return out;
+  DeviceBuffer dx(x.data), dy(x.data.size());
+  SHARDSYNTH_CUDA_CHECK(launch_unary(op, dx.data(), dy.data(), x.numel(), divisor));
+  dy.download(out.data);
+  return out;
+}
+
+Tensor device_causal_mask(const Tensor& x, int64_t q_offset, int64_t k_offset) {
+  if (x.rank() < 2) throw std::invalid_argument("causal_mask: needs scores of rank >= 2");
+  const int64_t q = x.shape[x.rank() - 2], k = x.shape.back();
+  const int64_t mats = q * k == 0 ? 0 : x.numel() / (q * k);
+  Tensor out = x;
+  if (mats == 0) return out;
+  DeviceBuffer dx(x.data);
+  SHARDSYNTH_CUDA_CHECK(launch_causal_mask(dx.data(), mats, q, k, q_offset, k_offset));
+  dx.download(out.data);
+  return out;
+}
+
+std::map<std::string, KernelFn> build_gpu_kernels() {
+  using C = const KernelCall&;
+  const auto& cpu = reference_kernels();
+  return {
+      {"linear",
+       [](C c) {
+         const Tensor* w = optional_param(c, "weight");
+         if (!w) throw std::invalid_argument("node '" + c.node.name + "' (linear) lacks param 'weight'");
+         return projection(input(c, 0), *w, optional_param(c, "bias"), true);
+       }},
+      {"conv1d",
+       [](C c) {
+         const Tensor* w = optional_param(c, "weight");
+         if (!w) throw std::invalid_argument("node '" + c.node.name + "' (conv1d) lacks param 'weight'");
+         return projection(input(c, 0), *w, optional_param(c, "bias"), false);
+       }},
+      {"matmul", [](C c) { return device_matmul(input(c, 0), input(c, 1)); }},
+      {"gelu", [](C c) { return device_unary(UnaryOp::gelu, input(c, 0)); }},
+      {"gelu_tanh", [](C c) { return device_unary(UnaryOp::gelu_tanh, input(c, 0)); }},
+      {"relu", [](C c) { return device_unary(UnaryOp::relu, input(c, 0)); }},
+      {"scale",
+       [](C c) {
+         const auto it = c.node.real_attrs.find("divisor");
+         if (it == c.node.real_attrs.end()) {
+           throw std::invalid_argument("node '" + c.node.name + "' (scale) lacks real attribute 'divisor'");
+         }
+         if (it->second == 0) throw std::invalid_argument("scale: divisor is 0");
+         return device_unary(UnaryOp::scale, input(c, 0), static_cast<float>(it->second));
+       }},
+      {"add",
+       [add_cpu = cpu.at("add")](C c) {
+         const Tensor& a = input(c, 0);
+         const Tensor& b = input(c, 1);
+         if (a.shape != b.shape) return add_cpu(c);  // broadcasting: CPU
+         Tensor out = zeros(a.shape);
+         if (a.data.empty()) return out;
+         DeviceBuffer da(a.data), db(b.data), dy(a.data.size());
+         SHARDSYNTH_CUDA_CHECK(launch_add(da.data(), db.data(), dy.data(), a.numel()));
+         dy.download(out.data);
+         return out;
+       }},
+      {"causal_mask",
+       [](C c) {
+         const auto& o = c.in_offsets;
+         return o.size() < 2 ? device_causal_mask(input(c, 0), 0, 0)
+                             : device_causal_mask(input(c, 0), o[o.size() - 2], o[o.size() - 1]);
+       }},
+  };
+}
+
+}  // namespace
+
+const std::map<std::string, KernelFn>& gpu_kernels() {
+  static const std::map<std::string, KernelFn> table = build_gpu_kernels();
+  return table;
+}
+
+const std::map<std::string, KernelFn>& cuda_kernels() {
+  static const std::map<std::string, KernelFn> table = [] {
+    std::map<std::string, KernelFn> t = reference_kernels();  // CPU fallbacks
+    for (const auto& [kind, fn] : gpu_kernels()) t[kind] = fn;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace shardsynth::runtime::cuda

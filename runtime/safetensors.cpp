@@ -1,0 +1,207 @@
+#include "runtime/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/error.hpp"
+#include "ir/file_io.hpp"
+
+namespace shardsynth::runtime {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+// The largest integer magnitude fp32 holds exactly.
+constexpr int64_t kExactIntLimit = int64_t{1} << 24;
+
+// Bytes per element of a supported dtype; 0 for an unknown one.
+std::size_t dtype_size(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "I64") return 8;
+  return 0;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // inf or nan
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // normal: rebias 15 -> 127
+  } else if (mantissa == 0) {
+    bits = sign;  // signed zero
+  } else {
+    // Subnormal: shift the mantissa up until its leading one is implicit.
+    exponent = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+template <typename T>
+T load(const char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+struct Entry {
+  std::string name;           // tensor name
+  std::string dtype;          // safetensors dtype
+  std::vector<int64_t> shape;  // extents
+  uint64_t begin = 0;         // first data byte, relative to the data section
+  uint64_t end = 0;           // one past the last data byte
+};
+
+}  // namespace
+
+std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+  const std::string bytes = ir::read_file(path);
+  const auto fail = [&](const std::string& what) { throw ir::InputError(path + ": " + what); };
+  if (bytes.size() < 8) {
+    fail("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
+  }
+  const uint64_t header_len = load<uint64_t>(bytes.data());
+  if (header_len > bytes.size() - 8) {
+    fail("header length " + std::to_string(header_len) + " is beyond the end of the file (" +
+         std::to_string(bytes.size()) + " bytes)");
+  }
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_len));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("header is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  if (!header.is_object()) fail("header is not a JSON object");
+  const uint64_t data_size = bytes.size() - 8 - header_len;
+  const char* data = bytes.data() + 8 + header_len;
+
+  std::vector<Entry> entries;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      if (!info.is_object()) fail("\"__metadata__\" is not an object");
+      continue;
+    }
+    const std::string where = "tensor '" + name + "': ";
+    if (!info.is_object()) fail(where + "entry is not an object");
+    Entry entry;
+    entry.name = name;
+    if (!info.contains("dtype")) fail(where + "missing \"dtype\"");
+    if (!info["dtype"].is_string()) fail(where + "\"dtype\" is not a string");
+    entry.dtype = info["dtype"].get<std::string>();
+    const std::size_t elem = dtype_size(entry.dtype);
+    if (elem == 0) fail(where + "unknown dtype '" + entry.dtype + "' (supported: F32, F16, BF16, I64, I32)");
+    if (!info.contains("shape")) fail(where + "missing \"shape\"");
+    if (!info["shape"].is_array()) fail(where + "\"shape\" is not an array");
+    uint64_t numel = 1;
+    for (const auto& extent : info["shape"]) {
+      if (!extent.is_number_unsigned()) fail(where + "\"shape\" holds something other than a non-negative integer");
+      const uint64_t e = extent.get<uint64_t>();
+      if (e != 0 && numel > data_size / e) {
+        numel = std::numeric_limits<uint64_t>::max() / 16;  // larger than any data section: a size mismatch below
+      } else {
+        numel *= e;
+      }
+      entry.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(e, std::numeric_limits<int64_t>::max())));
+    }
+    if (!info.contains("data_offsets")) fail(where + "missing \"data_offsets\"");
+    const auto& offsets = info["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+      fail(where + "\"data_offsets\" is not a pair of non-negative integers");
+    }
+    entry.begin = offsets[0].get<uint64_t>();
+    entry.end = offsets[1].get<uint64_t>();
+    if (entry.begin > entry.end || entry.end > data_size) {
+      fail(where + "data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
+           "] are out of range (data section is " + std::to_string(data_size) + " bytes)");
+    }
+    if (entry.end - entry.begin != numel * elem) {
+      fail(where + "data_offsets span " + std::to_string(entry.end - entry.begin) + " bytes but shape * " +
+           entry.dtype + " size needs " + (numel > data_size ? std::string("more than the file holds")
+                                                              : std::to_string(numel * elem)));
+    }
+    entries.push_back(std::move(entry));
+  }
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return std::pair(a->begin, a->end) < std::pair(b->begin, b->end);
+  });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    if (by_offset[i]->begin < by_offset[i - 1]->end) {
+      fail("tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' have overlapping data_offsets");
+    }
+  }
+
+  std::map<std::string, Tensor> tensors;
+  for (const Entry& e : entries) {
+    Tensor t;
+    t.shape = e.shape;
+    const std::size_t elem = dtype_size(e.dtype);
+    const std::size_t n = (e.end - e.begin) / elem;
+    t.data.resize(n);
+    const char* p = data + e.begin;
+    for (std::size_t i = 0; i < n; ++i, p += elem) {
+      if (e.dtype == "F32") {
+        t.data[i] = load<float>(p);
+      } else if (e.dtype == "F16") {
+        t.data[i] = half_to_float(load<uint16_t>(p));
+      } else if (e.dtype == "BF16") {
+        t.data[i] = std::bit_cast<float>(static_cast<uint32_t>(load<uint16_t>(p)) << 16);
+      } else {
+        const int64_t v = e.dtype == "I64" ? load<int64_t>(p) : load<int32_t>(p);
+        if (v > kExactIntLimit || v < -kExactIntLimit) {
+          fail("tensor '" + e.name + "': integer " + std::to_string(v) + " at element " + std::to_string(i) +
+               " is beyond 2^24, which fp32 cannot hold exactly");
+        }
+        t.data[i] = static_cast<float>(v);
+      }
+    }
+    tensors.emplace(e.name, std::move(t));
+  }
+  return tensors;
+}
+
+void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {  // std::map: name order
+    if (static_cast<int64_t>(t.data.size()) != t.numel()) {
+      throw std::invalid_argument("write_safetensors: tensor '" + name + "' has " + std::to_string(t.data.size()) +
+                                  " elements but its shape needs " + std::to_string(t.numel()));
+    }
+    const uint64_t size = t.data.size() * sizeof(float);
+    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + size}}};
+    offset += size;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  std::string out(8, '\0');
+  const uint64_t header_len = text.size();
+  std::memcpy(out.data(), &header_len, 8);
+  out += text;
+  out.reserve(out.size() + offset);
+  for (const auto& [name, t] : tensors) {
+    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  }
+  ir::write_file_atomic(path, out);
+}
+
+}  // namespace shardsynth::runtime

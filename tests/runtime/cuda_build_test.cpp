@@ -1,0 +1,42 @@
+// Checks of the CUDA backend that need no GPU: it is registered and its
+// kernel table covers the CPU table. Built only with SHARDSYNTH_HAVE_CUDA.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/backend.hpp"
+#include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/cuda/cuda_kernels.hpp"
+#include "runtime/reference.hpp"
+
+namespace shardsynth::runtime {
+namespace {
+
+TEST_CASE("cuda_backend_IsListed") {
+  const auto names = backend_names();
+  CHECK(std::find(names.begin(), names.end(), "cuda") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "cpu") != names.end());
+}
+
+TEST_CASE("cuda_kernels_CoverEveryReferenceKind") {
+  const auto& gpu = cuda::cuda_kernels();
+  for (const auto& [kind, fn] : reference_kernels()) {
+    CAPTURE(kind);
+    const auto it = gpu.find(kind);
+    REQUIRE(it != gpu.end());
+    CHECK(static_cast<bool>(it->second));
+  }
+  CHECK(gpu.size() == reference_kernels().size());
+}
+
+TEST_CASE("cuda_kernels_RunGemmAndElementwiseKindsOnTheGpu") {
+  const auto& on_gpu = cuda::gpu_kernels();
+  for (const char* kind : {"linear", "conv1d", "matmul", "gelu", "gelu_tanh", "relu", "scale", "add", "causal_mask"}) {
+    CAPTURE(kind);
+    CHECK(on_gpu.count(kind) == 1);
+  }
+}
+
+}  // namespace
+}  // namespace shardsynth::runtime
