@@ -18,6 +18,19 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor* bias);
 // torch.matmul for rank >= 2 operands: [..., m, k] @ [..., k, n] -> [..., m, n],
 // with numpy broadcasting of the leading (batch) dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
+
+// How a batched matmul [..., m, k] @ [..., k, n] walks its operands, with the
+// batch dims broadcast right-aligned; shared by every backend.
+struct MatmulPlan {
+  int64_t m = 0;                   // rows of each product
+  int64_t k = 0;                   // contracted extent
+  int64_t n = 0;                   // columns of each product
+  std::vector<int64_t> out_shape;  // broadcast batch dims, then m, n
+  std::vector<int64_t> a_index;    // per output matrix: which matrix of a it reads
+  std::vector<int64_t> b_index;    // per output matrix: which matrix of b it reads
+};
+// Throws std::invalid_argument when the shapes do not fit or do not broadcast.
+MatmulPlan plan_matmul(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 // nn.Embedding over a slice of the vocabulary: `weight` holds rows for ids
 // offset .. offset + rows - 1 (the whole table when offset is 0). ids (exact
 // integers stored as fp32) outside that range give zero rows, so the sum over

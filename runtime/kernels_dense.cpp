@@ -64,30 +64,31 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   return projection("conv1d", x, weight, bias, false);
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  if (a.rank() < 2 || b.rank() < 2 || a.shape.back() != b.shape[b.rank() - 2]) {
-    throw std::invalid_argument("matmul: shapes " + shape_text(a.shape) + " and " + shape_text(b.shape) +
-                                " do not fit");
+MatmulPlan plan_matmul(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const int a_rank = static_cast<int>(a.size()), b_rank = static_cast<int>(b.size());
+  if (a_rank < 2 || b_rank < 2 || a.back() != b[b_rank - 2]) {
+    throw std::invalid_argument("matmul: shapes " + shape_text(a) + " and " + shape_text(b) + " do not fit");
   }
-  const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
+  MatmulPlan plan;
+  plan.m = a[a_rank - 2];
+  plan.k = a.back();
+  plan.n = b.back();
   // Broadcast the batch dims, right-aligned.
-  const int a_batch = a.rank() - 2, b_batch = b.rank() - 2;
+  const int a_batch = a_rank - 2, b_batch = b_rank - 2;
   const int batch_rank = std::max(a_batch, b_batch);
   std::vector<int64_t> batch(batch_rank), a_ext(batch_rank, 1), b_ext(batch_rank, 1);
   for (int i = 0; i < batch_rank; ++i) {
     const int ai = i - (batch_rank - a_batch), bi = i - (batch_rank - b_batch);
-    if (ai >= 0) a_ext[i] = a.shape[ai];
-    if (bi >= 0) b_ext[i] = b.shape[bi];
+    if (ai >= 0) a_ext[i] = a[ai];
+    if (bi >= 0) b_ext[i] = b[bi];
     if (a_ext[i] != b_ext[i] && a_ext[i] != 1 && b_ext[i] != 1) {
-      throw std::invalid_argument("matmul: batch dims of " + shape_text(a.shape) + " and " + shape_text(b.shape) +
-                                  " do not broadcast");
+      throw std::invalid_argument("matmul: batch dims of " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
     }
     batch[i] = std::max(a_ext[i], b_ext[i]);
   }
-  std::vector<int64_t> out_shape = batch;
-  out_shape.push_back(m);
-  out_shape.push_back(n);
-  Tensor out = zeros(out_shape);
+  plan.out_shape = batch;
+  plan.out_shape.push_back(plan.m);
+  plan.out_shape.push_back(plan.n);
   int64_t batches = 1;
   for (int64_t e : batch) batches *= e;
   std::vector<int64_t> idx(batch_rank, 0);
@@ -97,11 +98,23 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       a_off = a_off * a_ext[i] + (a_ext[i] == 1 ? 0 : idx[i]);
       b_off = b_off * b_ext[i] + (b_ext[i] == 1 ? 0 : idx[i]);
     }
-    gemm(a.data.data() + a_off * m * k, b.data.data() + b_off * k * n, out.data.data() + t * m * n, m, n, k, false);
+    plan.a_index.push_back(a_off);
+    plan.b_index.push_back(b_off);
     for (int i = batch_rank - 1; i >= 0; --i) {
       if (++idx[i] < batch[i]) break;
       idx[i] = 0;
     }
+  }
+  return plan;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const MatmulPlan plan = plan_matmul(a.shape, b.shape);
+  Tensor out = zeros(plan.out_shape);
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  for (std::size_t t = 0; t < plan.a_index.size(); ++t) {
+    gemm(a.data.data() + plan.a_index[t] * m * k, b.data.data() + plan.b_index[t] * k * n, out.data.data() + t * m * n, m,
+         n, k, false);
   }
   return out;
 }

@@ -12,29 +12,6 @@
 namespace shardsynth::runtime {
 namespace {
 
-// Tensor operand `i`; throws when the node has fewer.
-const Tensor& input(const KernelCall& call, std::size_t i) {
-  if (i >= call.inputs.size()) {
-    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks operand " +
-                                std::to_string(i));
-  }
-  return *call.inputs[i];
-}
-
-// Param `name`, or null when the node omits it.
-const Tensor* optional_param(const KernelCall& call, const std::string& name) {
-  const auto it = call.params.find(name);
-  return it == call.params.end() ? nullptr : it->second;
-}
-
-// Param `name`; throws when the node lacks it.
-const Tensor& param(const KernelCall& call, const std::string& name) {
-  const Tensor* p = optional_param(call, name);
-  if (!p) throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks param '" + name + "'");
-  return *p;
-}
-
-// Integer-list attribute `name` with at least `min_size` values; throws when absent or short.
 const std::vector<int64_t>& attr_list(const KernelCall& call, const std::string& name, std::size_t min_size = 1) {
   const auto it = call.node.attrs.find(name);
   if (it == call.node.attrs.end() || it->second.size() < min_size) {
@@ -101,6 +78,26 @@ int64_t vocab_limit(const ir::Graph& graph, ir::Vertex v) {
 
 }  // namespace
 
+const Tensor& input(const KernelCall& call, std::size_t i) {
+  if (i >= call.inputs.size()) {
+    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks operand " +
+                                std::to_string(i));
+  }
+  return *call.inputs[i];
+}
+
+const Tensor* optional_param(const KernelCall& call, const std::string& name) {
+  const auto it = call.params.find(name);
+  return it == call.params.end() ? nullptr : it->second;
+}
+
+const Tensor& param(const KernelCall& call, const std::string& name) {
+  const Tensor* p = optional_param(call, name);
+  if (!p) throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks param '" + name + "'");
+  return *p;
+}
+
+// Integer-list attribute `name` with at least `min_size` values; throws when absent or short.
 int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v) { return vocab_limit(graph, v); }
 
 const std::map<std::string, KernelFn>& reference_kernels() {

@@ -24,6 +24,13 @@ struct KernelCall {
   std::vector<int64_t> weight_offsets;            // per dim of the "weight" param: global index of the local first element
 };
 
+// Tensor operand `i`; throws std::invalid_argument naming the node when it has fewer.
+const Tensor& input(const KernelCall& call, std::size_t i);
+// Param `name`, or null when the node omits it.
+const Tensor* optional_param(const KernelCall& call, const std::string& name);
+// Param `name`; throws std::invalid_argument naming the node when it lacks it.
+const Tensor& param(const KernelCall& call, const std::string& name);
+
 // Runs one node on whole tensors.
 using KernelFn = std::function<Tensor(const KernelCall& call)>;
 

@@ -11,6 +11,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise.hpp"
+#include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime::cuda {
 namespace {
@@ -31,21 +32,6 @@ int to_int(int64_t v) {
   return static_cast<int>(v);
 }
 
-const Tensor& input(const KernelCall& call, std::size_t i) {
-  if (i >= call.inputs.size()) {
-    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks operand " +
-                                std::to_string(i));
-  }
-  return *call.inputs[i];
-}
-
-const Tensor* optional_param(const KernelCall& call, const std::string& name) {
-  const auto it = call.params.find(name);
-  return it == call.params.end() ? nullptr : it->second;
-}
-
-// Row-major C[m, n] = A[m, k] . op(B), op(B) = B[k, n] or, with `b_transposed`,
-// B[n, k]^T, computed as the column-major C^T = op(B)^T . A^T.
 void device_gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool b_transposed) {
   const float alpha = 1.0f, beta = 0.0f;
   SHARDSYNTH_CUBLAS_CHECK(cublasSgemm(blas(), b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, to_int(n),
@@ -82,44 +68,13 @@ Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, boo
 }
 
 Tensor device_matmul(const Tensor& a, const Tensor& b) {
-  if (a.rank() < 2 || b.rank() < 2 || a.shape.back() != b.shape[b.rank() - 2]) {
-    throw std::invalid_argument("matmul: operand shapes do not fit");
-  }
-  const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
-  const int a_batch = a.rank() - 2, b_batch = b.rank() - 2;
-  const int batch_rank = std::max(a_batch, b_batch);
-  std::vector<int64_t> batch(batch_rank), a_ext(batch_rank, 1), b_ext(batch_rank, 1);
-  for (int i = 0; i < batch_rank; ++i) {
-    const int ai = i - (batch_rank - a_batch), bi = i - (batch_rank - b_batch);
-    if (ai >= 0) a_ext[i] = a.shape[ai];
-    if (bi >= 0) b_ext[i] = b.shape[bi];
-    if (a_ext[i] != b_ext[i] && a_ext[i] != 1 && b_ext[i] != 1) {
-      throw std::invalid_argument("matmul: batch dims do not broadcast");
-    }
-    batch[i] = std::max(a_ext[i], b_ext[i]);
-  }
-  std::vector<int64_t> out_shape = batch;
-  out_shape.push_back(m);
-  out_shape.push_back(n);
-  Tensor out = zeros(out_shape);
-  int64_t batches = 1;
-  for (int64_t e : batch) batches *= e;
+  const MatmulPlan plan = plan_matmul(a.shape, b.shape);
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  const auto& a_index = plan.a_index;
+  const auto& b_index = plan.b_index;
+  const int64_t batches = static_cast<int64_t>(a_index.size());
+  Tensor out = zeros(plan.out_shape);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return out;
-  // Per output batch: the matrix index into a and b (broadcast dims repeat).
-  std::vector<int64_t> a_index(batches), b_index(batches), idx(batch_rank, 0);
-  for (int64_t t = 0; t < batches; ++t) {
-    int64_t ao = 0, bo = 0;
-    for (int i = 0; i < batch_rank; ++i) {
-      ao = ao * a_ext[i] + (a_ext[i] == 1 ? 0 : idx[i]);
-      bo = bo * b_ext[i] + (b_ext[i] == 1 ? 0 : idx[i]);
-    }
-    a_index[t] = ao;
-    b_index[t] = bo;
-    for (int i = batch_rank - 1; i >= 0; --i) {
-      if (++idx[i] < batch[i]) break;
-      idx[i] = 0;
-    }
-  }
   // A regular stride (index t * stride for every t, stride 0 = broadcast)?
   auto stride_of = [batches](const std::vector<int64_t>& index) -> int64_t {
     const int64_t stride = batches > 1 ? index[1] : 0;
