@@ -69,8 +69,7 @@ Equation transpose_equation(const Node& node, const std::vector<std::vector<int6
 
 // Pairs up runs of input and output dims with equal products. A run that maps
 // one dim to several becomes a grouped dim "(abc)"; a run with several dims
-// on both sides has no factorization and its factors must stay replicated,
-// which the caller marks with upper-case letters.
+// on both sides has no factorization and its factors must stay replicated.
 Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
   const auto& in = inputs.at(0);
   const auto& out = node.type.shape;
@@ -80,6 +79,7 @@ Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>
   }
   std::string lhs, rhs;
   std::map<char, int64_t> sizes;
+  std::map<char, FactorKind> kinds;
   std::size_t next = 0, i = 0, j = 0;
   auto group = [](const std::string& s) { return s.size() == 1 ? s : "(" + s + ")"; };
   while (i < in.size() || j < out.size()) {
@@ -112,11 +112,14 @@ Equation view_equation(const Node& node, const std::vector<std::vector<int64_t>>
       lhs += n_in == 1 ? group(factors) : factors;
       rhs += n_out == 1 ? group(factors) : factors;
     } else {
-      for (std::size_t k = 0; k < n_in; ++k) lhs += static_cast<char>(std::toupper(letter(next++)));
-      for (std::size_t k = 0; k < n_out; ++k) rhs += static_cast<char>(std::toupper(letter(next++)));
+      for (std::size_t k = 0; k < n_in + n_out; ++k) {
+        const char c = letter(next++);
+        kinds[c] = FactorKind::needs_replication;
+        (k < n_in ? lhs : rhs) += c;
+      }
     }
   }
-  return {lhs + "->" + rhs, sizes};
+  return {lhs + "->" + rhs, sizes, kinds};
 }
 
 // Hugging Face Conv1D (weight stored [in, out]). With groups > 1 the output
@@ -275,10 +278,7 @@ ShardingRule rule_for(const Graph& graph, Vertex v) {
   }
   if (!dropped.empty()) equation.text = drop_operands(equation.text, dropped);
   std::map<char, FactorKind> kinds = info.kinds;
-  // Upper-case letters mark factors with no factorization (see view_equation).
-  for (char c : equation.text) {
-    if (c >= 'A' && c <= 'Z') kinds[c] = FactorKind::needs_replication;
-  }
+  kinds.insert(equation.kinds.begin(), equation.kinds.end());
   try {
     return make_rule(equation.text, kinds, shapes, node.type.shape, equation.sizes);
   } catch (const InputError& e) {

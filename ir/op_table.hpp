@@ -29,6 +29,7 @@ struct ParamInfo {
 struct Equation {
   std::string text;                // e.g. "...k,nk,n->...n"
   std::map<char, int64_t> sizes;   // extents not readable off the shapes
+  std::map<char, FactorKind> kinds;  // kinds of letters the derivation chose, on top of the table entry's
 };
 
 // Builds a node's equation from its shapes and attributes, for kinds whose

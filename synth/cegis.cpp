@@ -12,19 +12,7 @@ namespace shardsynth::synth {
 
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   validate(problem);
-  Reduced reduced;
-  if (options.reduce) {
-    reduced = reduce(problem);
-  } else {
-    reduced.kernel = problem;
-    reduced.kernel_of.resize(problem.nodes.size());
-    for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
-      reduced.kernel_of[i] = static_cast<int>(i);
-      std::vector<int> identity(problem.nodes[i].size());
-      for (int s = 0; s < problem.nodes[i].size(); ++s) identity[s] = s;
-      reduced.strategy_of.push_back(std::move(identity));
-    }
-  }
+  const Reduced reduced = options.reduce ? reduce(problem) : identity_reduction(problem);
   if (reduced.constant >= kForbidden) throw ir::InputError("problem '" + problem.name + "' has no feasible assignment");
   z3::context ctx;
   Z3Encoding encoding(ctx, reduced.kernel);

@@ -277,6 +277,18 @@ Reduced reduce(const Problem& problem) {
   return Reducer(problem).run();
 }
 
+Reduced identity_reduction(const Problem& problem) {
+  Reduced r;
+  r.kernel = problem;
+  for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
+    r.kernel_of.push_back(static_cast<int>(i));
+    std::vector<int> strategies(problem.nodes[i].size());
+    for (int s = 0; s < problem.nodes[i].size(); ++s) strategies[s] = s;
+    r.strategy_of.push_back(std::move(strategies));
+  }
+  return r;
+}
+
 Assignment expand(const Reduced& r, const Assignment& kernel_assignment) {
   Assignment a(r.kernel_of.size(), -1);
   for (std::size_t u = 0; u < r.kernel_of.size(); ++u) {

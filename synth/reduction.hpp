@@ -43,6 +43,8 @@ struct Reduced {
 };
 
 Reduced reduce(const Problem& problem);
+// The problem itself as its own kernel, with nothing eliminated (`--no-reduce`).
+Reduced identity_reduction(const Problem& problem);
 // The original assignment for a kernel assignment.
 Assignment expand(const Reduced& reduced, const Assignment& kernel_assignment);
 

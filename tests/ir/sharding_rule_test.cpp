@@ -54,7 +54,7 @@ TEST_CASE("rule_for_ViewSplitsAndMergesHeads") {
   CHECK(rule_text(unary("view", {2, 8, 4, 16}, {2, 8, 64})) ==
         "([a, b, c, d])->([a, b, c*d]) {a=2, b=8, c=4, d=16}");
   // No factorization: both sides must stay replicated.
-  CHECK(rule_text(unary("view", {6, 4}, {4, 6})) == "([A, B])->([C, D]) {A=6, B=4, C=4, D=6} needs_replication={A, B, C, D}");
+  CHECK(rule_text(unary("view", {6, 4}, {4, 6})) == "([a, b])->([c, d]) {a=6, b=4, c=4, d=6} needs_replication={a, b, c, d}");
   CHECK_THROWS_AS(rule_text(unary("view", {6, 4}, {5, 5})), InputError);
 }
 
