@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include "ir/error.hpp"
 
@@ -39,6 +40,26 @@ std::string read_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+std::string read_file_gz(const std::string& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  std::string content;
+  char buffer[1 << 16];
+  for (;;) {
+    const int got = gzread(file, buffer, sizeof buffer);
+    if (got < 0) {
+      int code = 0;
+      const std::string message = gzerror(file, &code);
+      gzclose(file);
+      throw InputError("cannot read '" + path + "': " + message);
+    }
+    if (got == 0) break;
+    content.append(buffer, static_cast<std::size_t>(got));
+  }
+  gzclose(file);
+  return content;
 }
 
 }  // namespace shardsynth::ir

@@ -1,95 +1,309 @@
 #include "synth/cegis.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include <z3++.h>
 
 #include "ir/error.hpp"
+#include "synth/dual_bound.hpp"
 #include "synth/reduction.hpp"
 #include "synth/z3_encoding.hpp"
 
 namespace shardsynth::synth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+// One solve of `scored` (the problem handed in, or its relaxation without the
+// usage limit): reduce, bound, prune, and run the loop on what is left.
+class Search {
+ public:
+  Search(const Problem& scored, bool relaxed, const CegisOptions& options, std::optional<Clock::time_point> deadline,
+         const IterationCallback& on_iteration, CegisResult& result)
+      : scored_(scored),
+        relaxed_(relaxed),
+        options_(options),
+        deadline_(deadline),
+        on_iteration_(on_iteration),
+        result_(result) {}
+
+  void run() {
+    result_.original = size_of(scored_);
+    first_ = options_.reduce ? reduce(scored_) : identity_reduction(scored_);
+    if (first_.constant >= kForbidden) infeasible();
+    result_.reduced = size_of(first_.kernel);
+    result_.kernel_nodes = result_.reduced.nodes;
+    result_.kernel_edges = result_.reduced.edges;
+    result_.pruned = result_.reduced;
+    kernel_ = first_.kernel;
+    offset_ = first_.constant;
+    raise_lower_bound(offset_);  // kernel costs are non-negative
+    if (options_.strategy == SearchStrategy::optimize) return optimize();
+    if (options_.dual_bound) bound_and_decode();
+    while (!done_) solve_pruned();
+  }
+
+ private:
+  [[noreturn]] void infeasible() const {
+    throw ir::InputError("problem '" + scored_.name + "' has no feasible assignment");
+  }
+
+  void raise_lower_bound(int64_t bound) { result_.lower_bound = std::max(result_.lower_bound, bound); }
+
+  bool out_of_time() const { return deadline_ && Clock::now() >= *deadline_; }
+
+  void stop(const std::string& reason) {
+    result_.stop_reason = reason;
+    done_ = true;
+  }
+
+  void report(Iteration it) {
+    it.index = static_cast<int>(result_.iterations.size());
+    it.relaxed = relaxed_;
+    result_.iterations.push_back(std::move(it));
+    if (on_iteration_) on_iteration_(result_.iterations.back());
+  }
+
+  // Scores a kernel model: expands it through `second` and `first_`, and
+  // checks that the evaluator agrees with Z3's value plus the constants.
+  int64_t score(const Reduced& second, const Z3Encoding& encoding, const z3::model& model, int64_t constant,
+                Iteration& it) {
+    it.assignment = expand(first_, expand(second, encoding.decode(model)));
+    it.cost = evaluate(scored_, it.assignment);
+    const int64_t z3_cost = encoding.cost_value(model) + constant;
+    if (it.cost != z3_cost || it.cost >= kForbidden || (it.bound && it.cost >= *it.bound)) {
+      throw EvaluatorMismatch("step " + std::to_string(result_.iterations.size()) + ": the evaluator scores the model " +
+                              std::to_string(it.cost) + " but Z3's cost term is " + std::to_string(z3_cost) +
+                              (it.bound ? " (bound " + std::to_string(*it.bound) + ")" : ""));
+    }
+    return it.cost;
+  }
+
+  void improve(const Iteration& it) {
+    result_.best = it.assignment;
+    result_.best_cost = it.cost;
+    best_ = it.cost;
+  }
+
+  // Reparameterizes the kernel: its constant is a lower bound, and the
+  // assignment decoded on the way is the first incumbent.
+  void bound_and_decode() {
+    const auto start = Clock::now();
+    DualOptions dual;
+    dual.deadline = deadline_;
+    DualBound d = reparameterize(kernel_, dual);
+    if (d.constant >= kForbidden) infeasible();
+    kernel_ = std::move(d.problem);
+    offset_ += d.constant;
+    result_.dual_bound = offset_;
+    raise_lower_bound(offset_);
+    if (d.primal.empty()) return;
+    Iteration it;
+    it.source = "dual";
+    it.assignment = expand(first_, d.primal);
+    it.cost = evaluate(scored_, it.assignment);
+    it.solver_ms = ms_since(start);
+    if (it.cost >= kForbidden) return;  // e.g. over the usage limit: leave the first incumbent to Z3
+    it.status = CheckStatus::sat;
+    improve(it);
+    report(std::move(it));
+  }
+
+  // Prunes the kernel at the current gap, reduces it again, and runs the loop
+  // until it proves, stops, or finds a better incumbent worth re-pruning for.
+  void solve_pruned() {
+    Reduced second = identity_reduction(kernel_);
+    bool empty = false;  // nothing cheaper than best survives pruning
+    if (options_.dual_bound && best_) {
+      const Problem pruned = prune_at_gap(kernel_, *best_ - offset_);
+      second = reduce(pruned);
+      empty = second.constant >= kForbidden;
+    }
+    result_.pruned = empty ? ProblemSize{} : size_of(second.kernel);
+    const int64_t constant = offset_ + (empty ? 0 : second.constant);
+    z3::context ctx;
+    Z3Encoding encoding(ctx, empty ? Problem{} : second.kernel, options_.encoding);
+    z3::solver solver(ctx);
+    z3::params params(ctx);
+    params.set("random_seed", 0u);
+    solver.set(params);
+    solver.add(encoding.constraints());
+    if (empty) solver.add(ctx.bool_val(false));
+    auto below = [&](int64_t bound) { return encoding.below(bound - constant); };
+    if (best_) solver.add(below(*best_));
+    const int64_t gap_at_start = best_ ? *best_ - result_.lower_bound : 0;
+    int probes = 0;
+    while (!done_) {
+      if (options_.max_iterations > 0 && static_cast<int>(result_.iterations.size()) >= options_.max_iterations) {
+        return stop("iteration limit");
+      }
+      if (out_of_time()) return stop("time limit");
+      unsigned timeout = options_.check_timeout_ms;
+      if (deadline_) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+        const auto capped = static_cast<unsigned>(std::max<int64_t>(1, left));
+        timeout = timeout == 0 ? capped : std::min(timeout, capped);
+      }
+      if (timeout > 0) {
+        z3::params p(ctx);
+        p.set("timeout", timeout);
+        solver.set(p);
+      }
+      Iteration it;
+      if (best_) {
+        it.bound = options_.strategy == SearchStrategy::bisect
+                       ? result_.lower_bound + (*best_ - result_.lower_bound + 1) / 2
+                       : *best_;
+      }
+      // A probe below best is temporary; `cost < best` holds for good.
+      const bool probe = it.bound && it.bound != best_;
+      z3::expr literal = ctx.bool_const(("probe#" + std::to_string(probes++)).c_str());
+      if (probe && options_.probes == ProbeMode::push_pop) {
+        solver.push();
+        solver.add(below(*it.bound));
+      } else if (probe) {
+        solver.add(z3::implies(literal, below(*it.bound)));
+      }
+      const auto start = Clock::now();
+      z3::check_result answer = z3::unknown;
+      if (probe && options_.probes == ProbeMode::assumptions) {
+        z3::expr_vector assumed(ctx);
+        assumed.push_back(literal);
+        answer = solver.check(assumed);
+      } else {
+        answer = solver.check();
+      }
+      it.solver_ms = ms_since(start);
+      if (answer == z3::sat) {
+        it.status = CheckStatus::sat;
+        score(second, encoding, solver.get_model(), constant, it);
+      } else {
+        it.status = answer == z3::unsat ? CheckStatus::unsat : CheckStatus::unknown;
+      }
+      if (probe && options_.probes == ProbeMode::push_pop) {
+        solver.pop();
+      } else if (probe) {
+        solver.add(!literal);
+      }
+      const std::string unknown_reason = it.status == CheckStatus::unknown ? solver.reason_unknown() : "";
+      if (it.status == CheckStatus::sat) {
+        improve(it);
+        solver.add(below(it.cost));
+      } else if (it.status == CheckStatus::unsat) {
+        if (!it.bound) infeasible();
+        raise_lower_bound(*it.bound);  // nothing costs less than the bound
+        if (it.bound == best_) {
+          result_.proven_optimal = true;
+          stop("unsat");
+        } else {
+          solver.add(encoding.at_least(*it.bound - constant));
+        }
+      }
+      report(std::move(it));
+      const auto& last = result_.iterations.back();
+      if (last.status == CheckStatus::unknown) {
+        return stop(out_of_time() || unknown_reason == "timeout" || unknown_reason == "canceled" ? "time limit"
+                                                                                                   : "unknown: " + unknown_reason);
+      }
+      // A much smaller gap prunes much more: rebuild from the kernel.
+      if (last.status == CheckStatus::sat && options_.dual_bound &&
+          (gap_at_start == 0 || 2 * (*best_ - result_.lower_bound) <= gap_at_start)) {
+        return;
+      }
+    }
+  }
+
+  // z3::optimize on the reduced kernel, as a baseline: one call, one answer.
+  void optimize() {
+    z3::context ctx;
+    Z3Encoding encoding(ctx, kernel_, options_.encoding);
+    z3::optimize opt(ctx);
+    z3::params params(ctx);
+    if (deadline_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+      params.set("timeout", static_cast<unsigned>(std::max<int64_t>(1, left)));
+    }
+    if (deadline_) opt.set(params);
+    for (const auto& c : encoding.constraints()) opt.add(c);
+    opt.minimize(encoding.cost_term());
+    const auto start = Clock::now();
+    const z3::check_result answer = opt.check();
+    Iteration it;
+    it.source = "z3-optimize";
+    it.solver_ms = ms_since(start);
+    if (answer == z3::unsat) infeasible();
+    if (answer == z3::sat) {
+      it.status = CheckStatus::sat;
+      score(identity_reduction(kernel_), encoding, opt.get_model(), offset_, it);
+      improve(it);
+      result_.proven_optimal = true;
+      raise_lower_bound(it.cost);
+      stop("optimize");
+    } else {
+      stop(out_of_time() ? "time limit" : "unknown");
+    }
+    report(std::move(it));
+  }
+
+  const Problem& scored_;
+  bool relaxed_;
+  const CegisOptions& options_;
+  std::optional<Clock::time_point> deadline_;
+  const IterationCallback& on_iteration_;
+  CegisResult& result_;
+  Reduced first_;                // the exact reductions of scored_
+  Problem kernel_;               // first_.kernel, reparameterized when dual_bound is on
+  int64_t offset_ = 0;           // scored_ cost = offset_ + kernel_ cost, for every kernel assignment
+  std::optional<int64_t> best_;  // best cost so far
+  bool done_ = false;
+};
+
+}  // namespace
+
+ProblemSize size_of(const Problem& problem) {
+  ProblemSize s{static_cast<int>(problem.nodes.size()), static_cast<int>(problem.edges.size()), 0};
+  for (const auto& node : problem.nodes) {
+    s.strategies += std::count_if(node.costs.begin(), node.costs.end(), [](int64_t c) { return c < kForbidden; });
+  }
+  return s;
+}
+
+double CegisResult::relative_gap() const {
+  if (proven_optimal || best.empty() || best_cost <= 0) return 0;
+  return static_cast<double>(best_cost - lower_bound) / static_cast<double>(best_cost);
+}
 
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   validate(problem);
-  const Reduced reduced = options.reduce ? reduce(problem) : identity_reduction(problem);
-  if (reduced.constant >= kForbidden) throw ir::InputError("problem '" + problem.name + "' has no feasible assignment");
-  z3::context ctx;
-  Z3Encoding encoding(ctx, reduced.kernel);
-  z3::solver solver(ctx);
-  z3::params params(ctx);
-  params.set("random_seed", 0u);
-  if (options.check_timeout_ms > 0) params.set("timeout", options.check_timeout_ms);
-  solver.set(params);
-  solver.add(encoding.constraints());
-
-  CegisResult result;
-  result.kernel_nodes = static_cast<int>(reduced.kernel.nodes.size());
-  result.kernel_edges = static_cast<int>(reduced.kernel.edges.size());
-  result.lower_bound = reduced.constant;  // kernel costs are non-negative
-  std::optional<int64_t> best;            // best cost so far (original problem)
-  while (!result.proven_optimal) {
-    if (options.max_iterations > 0 && static_cast<int>(result.iterations.size()) >= options.max_iterations) {
-      result.stop_reason = "iteration limit";
-      break;
-    }
-    Iteration it;
-    it.index = static_cast<int>(result.iterations.size());
-    if (best) {
-      // descent asks for anything cheaper than best; bisect for the lower half of [lower bound, best).
-      it.bound = options.strategy == SearchStrategy::bisect
-                     ? result.lower_bound + (*best - result.lower_bound + 1) / 2
-                     : *best;
-    }
-    // A probe below best is temporary; the bound `cost < best` holds for good
-    // (added when best was found), so descent never needs push/pop, which
-    // would cost Z3 its non-incremental preprocessing.
-    const bool probe = it.bound && it.bound != best;
-    if (probe) {
-      solver.push();
-      solver.add(encoding.cost() < ctx.int_val(*it.bound - reduced.constant));
-    }
-    const auto start = std::chrono::steady_clock::now();
-    const z3::check_result answer = solver.check();
-    it.solver_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (answer == z3::sat) {
-      it.status = CheckStatus::sat;
-      const z3::model model = solver.get_model();
-      it.assignment = expand(reduced, encoding.decode(model));
-      it.cost = evaluate(problem, it.assignment);
-      const int64_t z3_cost = encoding.cost_value(model) + reduced.constant;
-      if (it.cost != z3_cost || it.cost >= kForbidden || (it.bound && it.cost >= *it.bound)) {
-        throw EvaluatorMismatch("iteration " + std::to_string(it.index) + ": the evaluator scores the model " +
-                                std::to_string(it.cost) + " but Z3's cost term is " + std::to_string(z3_cost) +
-                                (it.bound ? " (bound " + std::to_string(*it.bound) + ")" : ""));
-      }
-    } else {
-      it.status = answer == z3::unsat ? CheckStatus::unsat : CheckStatus::unknown;
-    }
-    if (probe) solver.pop();
-    if (it.status == CheckStatus::sat) {
-      result.best = it.assignment;
-      result.best_cost = it.cost;
-      best = it.cost;
-      solver.add(encoding.cost() < ctx.int_val(it.cost - reduced.constant));
-    } else if (it.status == CheckStatus::unsat) {
-      if (!it.bound) throw ir::InputError("problem '" + problem.name + "' has no feasible assignment");
-      // Nothing costs less than the bound: a proven lower bound, kept as a lemma.
-      result.lower_bound = *it.bound;
-      if (it.bound == best) {
-        result.proven_optimal = true;
-        result.stop_reason = "unsat";
-      } else {
-        solver.add(encoding.cost() >= ctx.int_val(*it.bound - reduced.constant));
-      }
-    }
-    result.iterations.push_back(it);
-    if (on_iteration) on_iteration(result.iterations.back());
-    if (it.status == CheckStatus::unknown) {
-      result.stop_reason = "unknown: " + solver.reason_unknown();
-      break;
-    }
+  std::optional<Clock::time_point> deadline;
+  if (options.time_limit_s) {
+    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_limit_s));
   }
+  CegisResult result;
+  if (problem.usage_limit && options.relax_usage) {
+    // The optimum without the limit is a lower bound; when it fits, it is the optimum.
+    Problem relaxed = problem;
+    relaxed.usage_limit.reset();
+    Search(relaxed, true, options, deadline, on_iteration, result).run();
+    if (result.proven_optimal && within_usage_limit(problem, result.best)) {
+      result.original = size_of(problem);
+      return result;
+    }
+    // Otherwise keep its bound and trace, and solve the limited problem.
+    CegisResult limited;
+    limited.iterations = std::move(result.iterations);
+    limited.lower_bound = result.proven_optimal ? result.lower_bound : 0;
+    if (result.stop_reason == "time limit") {
+      limited.stop_reason = "time limit";
+      return limited;
+    }
+    result = std::move(limited);
+  }
+  Search(problem, false, options, deadline, on_iteration, result).run();
   return result;
 }
 

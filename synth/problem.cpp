@@ -1,5 +1,6 @@
 #include "synth/problem.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -44,6 +45,68 @@ std::vector<int64_t> usage_check_points(const Problem& p) {
     if (node.live_from < node.live_to) points.insert(node.live_from);
   }
   return {points.begin(), points.end()};
+}
+
+std::vector<std::vector<Incidence>> incidence_lists(const Problem& p) {
+  std::vector<std::vector<Incidence>> out(p.nodes.size());
+  for (std::size_t e = 0; e < p.edges.size(); ++e) {
+    const auto& edge = p.edges[e];
+    out[edge.from].push_back({static_cast<int>(e), true, edge.to});
+    out[edge.to].push_back({static_cast<int>(e), false, edge.from});
+  }
+  return out;
+}
+
+int64_t cost_without_usage(const Problem& p, const Assignment& a) {
+  int64_t total = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) total = cost_add(total, p.nodes[i].costs[a[i]]);
+  for (const auto& edge : p.edges) total = cost_add(total, edge_cost(p, edge, a));
+  return total;
+}
+
+bool within_usage_limit(const Problem& p, const Assignment& a) {
+  if (!p.usage_limit) return true;
+  // Sweep the interval ends in time order: usage only rises at a live_from.
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, usage delta); ends sort before starts at the same time
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& node = p.nodes[i];
+    if (node.live_from >= node.live_to || node.usages.empty()) continue;
+    events.emplace_back(node.live_from, node.usages[a[i]]);
+    events.emplace_back(node.live_to, -node.usages[a[i]]);
+  }
+  std::sort(events.begin(), events.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  });
+  int64_t used = 0;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    used += events[k].second;
+    const bool last_at_time = k + 1 == events.size() || events[k + 1].first != events[k].first;
+    if (last_at_time && used > *p.usage_limit) return false;
+  }
+  return true;
+}
+
+std::vector<std::vector<int>> usage_rows(const Problem& problem) {
+  std::set<std::vector<int>> seen;
+  std::vector<std::vector<int>> rows;
+  for (int64_t t : usage_check_points(problem)) {
+    std::vector<int> live;
+    for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
+      const auto& node = problem.nodes[i];
+      if (node.live_from <= t && t < node.live_to && !node.usages.empty()) live.push_back(static_cast<int>(i));
+    }
+    if (!live.empty() && seen.insert(live).second) rows.push_back(std::move(live));
+  }
+  std::vector<std::vector<int>> kept;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    bool contained = false;
+    for (std::size_t o = 0; o < rows.size() && !contained; ++o) {
+      contained = o != r && rows[o].size() > rows[r].size() &&
+                  std::includes(rows[o].begin(), rows[o].end(), rows[r].begin(), rows[r].end());
+    }
+    if (!contained) kept.push_back(rows[r]);
+  }
+  return kept;
 }
 
 int64_t evaluate(const Problem& p, const Assignment& a) {

@@ -49,7 +49,31 @@ void validate(const Problem& problem);
 int64_t evaluate(const Problem& problem, const Assignment& assignment);
 // The time steps at which memory must be checked: every live_from, ascending.
 std::vector<int64_t> usage_check_points(const Problem& problem);
+// The sets of nodes live together that memory must be checked on: for every
+// time step, the nodes live then (with usages); only sets not contained in
+// another one are kept, in ascending order of their first time step.
+std::vector<std::vector<int>> usage_rows(const Problem& problem);
 // Cost of one edge under an assignment.
 int64_t edge_cost(const Problem& problem, const ProblemEdge& edge, const Assignment& assignment);
+// Node and edge costs of an assignment, ignoring the usage limit (kForbidden
+// when it picks a forbidden strategy or pair). No range checks.
+int64_t cost_without_usage(const Problem& problem, const Assignment& assignment);
+// Whether the assignment keeps every time step's usage within the limit
+// (true when the problem has none).
+bool within_usage_limit(const Problem& problem, const Assignment& assignment);
+
+// a + b, saturating at kForbidden (a forbidden part makes the sum forbidden).
+inline int64_t cost_add(int64_t a, int64_t b) {
+  return (a >= kForbidden || b >= kForbidden || a + b >= kForbidden) ? kForbidden : a + b;
+}
+
+// One edge as seen from one of its end nodes.
+struct Incidence {
+  int edge = 0;          // index into Problem::edges
+  bool is_from = false;  // whether the node is the edge's `from` (its strategy picks the table's row)
+  int other = 0;         // the node at the edge's other end
+};
+// Per node, its incident edges in edge order.
+std::vector<std::vector<Incidence>> incidence_lists(const Problem& problem);
 
 }  // namespace shardsynth::synth

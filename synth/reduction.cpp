@@ -13,7 +13,13 @@ int64_t add(int64_t a, int64_t b) { return (a >= kForbidden || b >= kForbidden) 
 // one merged edge per node pair (lo < hi), tables indexed [lo strategy][hi strategy].
 class Reducer {
  public:
-  explicit Reducer(const Problem& p) : original_(p), alive_(p.nodes.size(), true) {
+  explicit Reducer(const Problem& p) : original_(p), alive_(p.nodes.size(), true), node_rows_(p.nodes.size()) {
+    if (p.usage_limit) {
+      rows_ = usage_rows(p);
+      for (std::size_t r = 0; r < rows_.size(); ++r) {
+        for (int u : rows_[r]) node_rows_[u].push_back(static_cast<int>(r));
+      }
+    }
     for (const auto& node : p.nodes) {
       Work w;
       for (int s = 0; s < node.size(); ++s) {
@@ -44,6 +50,14 @@ class Reducer {
           if (nodes_[u].strategies.size() == 1 || nbrs.size() <= 2) {
             eliminate(u, nbrs);
             changed = true;
+            continue;
+          }
+          for (int v : nbrs) {
+            if (follows(v, u)) {
+              merge(v, u);
+              changed = true;
+              break;
+            }
           }
         }
         if (changed) drop_strategies();
@@ -125,9 +139,21 @@ class Reducer {
     w = std::move(kept);
   }
 
+  // Per usage row: the least usage its nodes can have together.
+  std::vector<int64_t> row_floors() const {
+    std::vector<int64_t> floors;
+    for (const auto& row : rows_) {
+      int64_t sum = 0;
+      for (int u : row) sum += *std::min_element(nodes_[u].usages.begin(), nodes_[u].usages.end());
+      floors.push_back(sum);
+    }
+    return floors;
+  }
+
   void drop_strategies() {
     for (bool changed = true; changed;) {
       changed = false;
+      const std::vector<int64_t> floors = row_floors();
       for (int u = 0; u < static_cast<int>(nodes_.size()); ++u) {
         if (!alive_[u]) continue;
         const auto nbrs = neighbours(u);
@@ -135,23 +161,40 @@ class Reducer {
         for (int v : nbrs) tables.push_back(table(u, v));
         const std::size_t n = nodes_[u].strategies.size();
         std::vector<bool> keep(n, true);
+        const int64_t own_floor = nodes_[u].usages.empty() ? 0 : *std::min_element(nodes_[u].usages.begin(), nodes_[u].usages.end());
         auto forbidden = [&](std::size_t s) {
           if (nodes_[u].costs[s] >= kForbidden) return true;
+          // Over the usage limit even with every other live node at its least usage.
+          for (int r : node_rows_[u]) {
+            if (floors[r] - own_floor + nodes_[u].usages[s] > *original_.usage_limit) return true;
+          }
           for (const auto& t : tables) {
             if (std::all_of(t[s].begin(), t[s].end(), [](int64_t c) { return c >= kForbidden; })) return true;
           }
           return false;
         };
-        // j dominates i: no term of i is cheaper (ties broken towards the lower index).
+        // j dominates i (Goldstein's dead-end elimination): switching any
+        // assignment from i to j never costs more, whatever the neighbours
+        // pick, and never needs more memory. Ties keep the lower index.
         auto dominates = [&](std::size_t j, std::size_t i) {
           const Work& w = nodes_[u];
-          if (w.costs[j] > w.costs[i] || (original_.usage_limit && w.usages[j] > w.usages[i])) return false;
+          if (original_.usage_limit && w.usages[j] > w.usages[i]) return false;
+          if (w.costs[j] >= kForbidden) return false;
+          int64_t margin = w.costs[i] >= kForbidden ? kForbidden : w.costs[i] - w.costs[j];
           for (const auto& t : tables) {
+            int64_t worst = kForbidden;  // min over neighbour strategies of cost(i, b) - cost(j, b)
             for (std::size_t b = 0; b < t[i].size(); ++b) {
-              if (t[j][b] > t[i][b]) return false;
+              if (t[j][b] >= kForbidden) {
+                if (t[i][b] < kForbidden) return false;  // i allows b where j does not
+                continue;
+              }
+              worst = std::min(worst, t[i][b] >= kForbidden ? kForbidden : t[i][b] - t[j][b]);
             }
+            if (worst >= kForbidden) continue;
+            margin = margin >= kForbidden ? kForbidden : margin + worst;
+            if (margin < -kForbidden) return false;
           }
-          return true;
+          return margin >= 0;
         };
         for (std::size_t i = 0; i < n; ++i) keep[i] = !forbidden(i);
         for (std::size_t i = 0; i < n; ++i) {
@@ -167,6 +210,38 @@ class Reducer {
         changed = true;
       }
     }
+  }
+
+  // Whether v's strategy is a function of u's: every row of the (u, v)
+  // table allows exactly one strategy of v (XLA's "following").
+  bool follows(int v, int u) const {
+    const Table t = table(u, v);
+    for (const auto& row : t) {
+      if (std::count_if(row.begin(), row.end(), [](int64_t c) { return c < kForbidden; }) != 1) return false;
+    }
+    return true;
+  }
+
+  // Folds v, which follows u, into u: u's cost gains v's cost and the edge
+  // entry at v's forced strategy, and v's other edges become u's.
+  void merge(int v, int u) {
+    const Table t = table(u, v);
+    std::vector<std::size_t> f(t.size());
+    for (std::size_t a = 0; a < t.size(); ++a) {
+      f[a] = static_cast<std::size_t>(std::find_if(t[a].begin(), t[a].end(), [](int64_t c) { return c < kForbidden; }) - t[a].begin());
+      nodes_[u].costs[a] = add(nodes_[u].costs[a], add(t[a][f[a]], nodes_[v].costs[f[a]]));
+      choices_[v][nodes_[u].strategies[a]] = nodes_[v].strategies[f[a]];
+    }
+    edges_.erase({std::min(u, v), std::max(u, v)});
+    for (int x : neighbours(v)) {
+      const Table tx = table(v, x);
+      Table moved(t.size());
+      for (std::size_t a = 0; a < t.size(); ++a) moved[a] = tx[f[a]];
+      edges_.erase({std::min(v, x), std::max(v, x)});
+      add_edge(u, x, moved);
+    }
+    alive_[v] = false;
+    order_.push_back(Elimination{v, {u}, {}, {}});
   }
 
   void eliminate(int u, const std::vector<int>& nbrs) {
@@ -263,6 +338,8 @@ class Reducer {
   std::vector<Work> nodes_;
   std::vector<bool> alive_;
   std::map<std::pair<int, int>, Table> edges_;
+  std::vector<std::vector<int>> rows_;       // usage rows (usage_rows) over node indices
+  std::vector<std::vector<int>> node_rows_;  // per node: the usage rows it is in
   std::vector<Elimination> order_;
   std::map<int, std::map<int, int>> choices_;                        // leaf: neighbour strategy -> own
   std::map<int, std::map<std::pair<int, int>, int>> pair_choices_;   // degree 2: neighbours' strategies -> own

@@ -17,6 +17,7 @@
 #include "ir/model_cli.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
+#include "synth/iopddl.hpp"
 #include "synth/iteration_table.hpp"
 #include "synth/plans.hpp"
 #include "synth/synthesizer.hpp"
@@ -42,6 +43,14 @@ struct Flags {
   bool no_reduce = false;                // --no-reduce
   ir::ModelFlags model;                  // the model subcommand's flags
   std::string plan;                      // --plan: a built-in plan family
+  std::string iopddl;                    // --iopddl: solve this contest problem instead of a model
+  std::string solution_path;             // --solution: write the best assignment in contest format
+  std::string export_path;               // --export-problem: write the problem in contest format
+  double time_limit = 0;                 // --time-limit, seconds; 0 = none
+  std::string encoding = "if-chains";    // --encoding
+  std::string probes = "assumptions";    // --probes
+  bool no_dual = false;                  // --no-dual
+  bool relax = false;                    // --relax-usage
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
 };
 
@@ -59,6 +68,86 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   } catch (const nlohmann::json::parse_error& e) {
     throw ir::InputError(where + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
   }
+}
+
+synth::CegisOptions cegis_options(const Flags& flags) {
+  synth::CegisOptions options;
+  options.max_iterations = flags.max_iterations;
+  options.reduce = !flags.no_reduce;
+  options.dual_bound = !flags.no_dual;
+  options.relax_usage = flags.relax;
+  if (flags.time_limit > 0) options.time_limit_s = flags.time_limit;
+  if (flags.strategy == "bisect") {
+    options.strategy = synth::SearchStrategy::bisect;
+  } else if (flags.strategy == "optimize") {
+    options.strategy = synth::SearchStrategy::optimize;
+  } else if (flags.strategy != "descent") {
+    throw ir::InputError("unknown strategy '" + flags.strategy + "' (known: descent, bisect, optimize)");
+  }
+  if (flags.encoding == "one-hot") {
+    options.encoding = synth::EncodingKind::one_hot;
+  } else if (flags.encoding == "pseudo-boolean") {
+    options.encoding = synth::EncodingKind::pseudo_boolean;
+  } else if (flags.encoding != "if-chains") {
+    throw ir::InputError("unknown encoding '" + flags.encoding + "' (known: if-chains, one-hot, pseudo-boolean)");
+  }
+  if (flags.probes == "push-pop") {
+    options.probes = synth::ProbeMode::push_pop;
+  } else if (flags.probes != "assumptions") {
+    throw ir::InputError("unknown probe mode '" + flags.probes + "' (known: assumptions, push-pop)");
+  }
+  return options;
+}
+
+// One line per search step, for plain problems that have no graph to print.
+std::string step_line(const synth::Iteration& it) {
+  std::string line = "step " + std::to_string(it.index) + " (" + it.source + (it.relaxed ? ", without the usage limit" : "") + "): ";
+  if (it.bound) line += "below " + std::to_string(*it.bound) + ": ";
+  if (it.status == synth::CheckStatus::sat) {
+    line += "cost " + std::to_string(it.cost);
+  } else {
+    line += it.status == synth::CheckStatus::unsat ? "unsat" : "unknown";
+  }
+  char ms[32];
+  std::snprintf(ms, sizeof ms, " [%.1f ms]", it.solver_ms);
+  return line + ms;
+}
+
+// The summary line: the cost, and either the proof or the labelled gap.
+std::string verdict(const synth::CegisResult& search) {
+  if (search.best.empty()) return "no feasible assignment found (" + search.stop_reason + ")";
+  if (search.proven_optimal) return "cost " + std::to_string(search.best_cost) + ", proven optimal";
+  char gap[64];
+  std::snprintf(gap, sizeof gap, "%.4f%%", 100.0 * search.relative_gap());
+  return "cost " + std::to_string(search.best_cost) + ", NOT proven optimal (" + search.stop_reason + "): lower bound " +
+         std::to_string(search.lower_bound) + ", gap " + gap;
+}
+
+// `synth --iopddl FILE`: a contest problem, solved as a plain Problem.
+int run_iopddl(const Flags& flags) {
+  const synth::Problem problem = synth::load_iopddl(flags.iopddl);
+  if (!flags.export_path.empty()) {
+    ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(problem).dump() + "\n");
+  }
+  const synth::CegisResult search = synth::solve_problem(problem, cegis_options(flags), [&](const synth::Iteration& it) {
+    if (!flags.quiet) {
+      std::puts(step_line(it).c_str());
+      std::fflush(stdout);
+    }
+  });
+  if (flags.verbose) {
+    std::fprintf(stderr, "[debug] problem: %d nodes, %d edges, %lld strategies; reduced: %d, %d, %lld; pruned: %d, %d, %lld; dual bound %lld\n",
+                 search.original.nodes, search.original.edges, static_cast<long long>(search.original.strategies),
+                 search.reduced.nodes, search.reduced.edges, static_cast<long long>(search.reduced.strategies),
+                 search.pruned.nodes, search.pruned.edges, static_cast<long long>(search.pruned.strategies),
+                 static_cast<long long>(search.dual_bound));
+  }
+  std::printf("%s: %s\n", problem.name.c_str(), verdict(search).c_str());
+  std::fflush(stdout);
+  if (!flags.solution_path.empty() && !search.best.empty()) {
+    ir::write_file_atomic(flags.solution_path, synth::solution_to_iopddl(search.best).dump() + "\n");
+  }
+  return 0;
 }
 
 int run(const Flags& flags, const std::string& model_name) {
@@ -80,13 +169,7 @@ int run(const Flags& flags, const std::string& model_name) {
   synth::SynthOptions options;
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
-  options.cegis.max_iterations = flags.max_iterations;
-  options.cegis.reduce = !flags.no_reduce;
-  if (flags.strategy == "bisect") {
-    options.cegis.strategy = synth::SearchStrategy::bisect;
-  } else if (flags.strategy != "descent") {
-    throw ir::InputError("unknown strategy '" + flags.strategy + "' (known: descent, bisect)");
-  }
+  options.cegis = cegis_options(flags);
   if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
@@ -154,9 +237,20 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--strategy", flags.strategy, "descent (the PR's: cheaper than best) or bisect (halve the gap to the proven lower bound)")
+  app.add_option("--strategy", flags.strategy,
+                 "descent (the PR's: cheaper than best), bisect (halve the gap to the lower bound) or optimize (z3::optimize)")
       ->capture_default_str();
   app.add_flag("--no-reduce", flags.no_reduce, "hand Z3 the whole problem, without the exact reductions");
+  app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
+  app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
+  app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--encoding", flags.encoding, "Z3 encoding: if-chains (Int per node) or one-hot (Bool per strategy)")
+      ->capture_default_str();
+  app.add_option("--probes", flags.probes, "how bisection probes are withdrawn: assumptions or push-pop")->capture_default_str();
+  app.add_option("--iopddl", flags.iopddl, "solve this IOPDDL contest problem (.json or .json.gz) instead of a model");
+  app.add_option("--solution", flags.solution_path, "write the best assignment in the contest's format to this file");
+  app.add_option("--export-problem", flags.export_path, "write the problem in the IOPDDL contest format to this file");
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }
@@ -167,7 +261,7 @@ int main(int argc, char** argv) {
   CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
   Flags flags;
   add_common_options(app, flags);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.fallthrough();
 
   ir::add_model_subcommands(app, flags.model);
@@ -186,6 +280,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (!flags.iopddl.empty()) {
+      if (!app.get_subcommands().empty()) throw ir::InputError("--iopddl takes no model subcommand");
+      return run_iopddl(flags);
+    }
+    if (app.get_subcommands().empty()) throw ir::InputError("name a model (mlp, gpt2) or pass --iopddl FILE");
     return run(flags, app.get_subcommands().front()->get_name());
   } catch (const ir::InputError& e) {
     std::fprintf(stderr, "synth: error: %s\n", e.what());

@@ -7,6 +7,14 @@
 
 namespace shardsynth::synth {
 
+CegisResult solve_problem(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
+  try {
+    return run_cegis(problem, options, on_iteration);
+  } catch (const z3::exception& e) {
+    throw SolverError(std::string("z3: ") + e.msg());
+  }
+}
+
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options, const SynthCallback& on_iteration) {
   SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};

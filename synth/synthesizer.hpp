@@ -38,6 +38,10 @@ class SolverError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Solves a plain problem (e.g. one read with load_iopddl): run_cegis with
+// z3::exception translated to SolverError.
+CegisResult solve_problem(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration = nullptr);
+
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options = {}, const SynthCallback& on_iteration = nullptr);
 

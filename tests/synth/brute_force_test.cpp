@@ -86,6 +86,9 @@ TEST_CASE("brute_force_LimitThrows") {
 }
 
 TEST_CASE("run_cegis_MatchesBruteForceOnRandomProblems") {
+  // The PR's loop itself: no decoded incumbent, so Z3 finds every step.
+  CegisOptions pr_loop;
+  pr_loop.dual_bound = false;
   std::mt19937 rng(20240611u);
   int feasible = 0, infeasible = 0, multi_step = 0;
   for (int i = 0; i < 200; ++i) {
@@ -120,12 +123,12 @@ TEST_CASE("run_cegis_MatchesBruteForceOnRandomProblems") {
 
     if (oracle.cost >= kForbidden) {
       ++infeasible;
-      CHECK_THROWS_AS(run_cegis(p, CegisOptions{}, on_iteration), ir::InputError);
+      CHECK_THROWS_AS(run_cegis(p, pr_loop, on_iteration), ir::InputError);
       CHECK(sat_count == 0);
       continue;
     }
     ++feasible;
-    const CegisResult r = run_cegis(p, CegisOptions{}, on_iteration);
+    const CegisResult r = run_cegis(p, pr_loop, on_iteration);
     CHECK(r.proven_optimal);
     CHECK(r.stop_reason == "unsat");
     CHECK(r.best_cost == oracle.cost);
@@ -143,14 +146,16 @@ TEST_CASE("run_cegis_MatchesBruteForceOnRandomProblems") {
 }
 
 TEST_CASE("run_cegis_IterationLimit") {
+  CegisOptions pr_loop;
+  pr_loop.dual_bound = false;
   std::mt19937 rng(7u);
   // Find a problem whose loop needs more than one sat step, then stop it after one.
   for (int i = 0; i < 200; ++i) {
     const Problem p = random_problem(rng, i);
     if (brute_force(p).cost >= kForbidden) continue;
-    const CegisResult full = run_cegis(p, CegisOptions{}, nullptr);
+    const CegisResult full = run_cegis(p, pr_loop, nullptr);
     if (full.iterations.size() < 3) continue;
-    CegisOptions options;
+    CegisOptions options = pr_loop;
     options.max_iterations = 1;
     const CegisResult cut = run_cegis(p, options, nullptr);
     CHECK_FALSE(cut.proven_optimal);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <optional>
 #include <random>
 
@@ -41,16 +42,27 @@ TEST_CASE("Z3Encoding_CostTermEqualsEvaluatorOnEveryAssignment") {
   // evaluator's; forbidden assignments must be unsat.
   std::mt19937 rng(7);
   int compared = 0;
-  for (int round = 0; round < 25; ++round) {
-    const Problem p = random_problem(rng, 4);
+  for (int round = 0; round < 75; ++round) {
+    Problem p = random_problem(rng, 4);
+    if (round % 2 == 1) {  // with memory: usages, liveness and a limit that binds sometimes
+      std::uniform_int_distribution<int> usage(0, 9), time(0, 4);
+      for (auto& node : p.nodes) {
+        for (int s = 0; s < node.size(); ++s) node.usages.push_back(usage(rng));
+        node.live_from = time(rng);
+        node.live_to = node.live_from + time(rng);
+      }
+      p.usage_limit = 12;
+    }
+    const EncodingKind kind = std::array{EncodingKind::if_chains, EncodingKind::one_hot, EncodingKind::pseudo_boolean}[round % 3];
+    CAPTURE(round);
     z3::context ctx;
-    Z3Encoding enc(ctx, p);
+    Z3Encoding enc(ctx, p, kind);
     z3::solver solver(ctx);
     solver.add(enc.constraints());
     Assignment a(p.nodes.size(), 0);
     while (true) {
       z3::expr_vector pins(ctx);
-      for (std::size_t i = 0; i < a.size(); ++i) pins.push_back(enc.vars()[i] == a[i]);
+      for (std::size_t i = 0; i < a.size(); ++i) pins.push_back(enc.picks(static_cast<int>(i), a[i]));
       const int64_t expected = evaluate(p, a);
       const auto answer = solver.check(pins);
       if (expected >= kForbidden) {
@@ -58,6 +70,7 @@ TEST_CASE("Z3Encoding_CostTermEqualsEvaluatorOnEveryAssignment") {
       } else {
         REQUIRE(answer == z3::sat);
         CHECK(enc.cost_value(solver.get_model()) == expected);
+        CHECK(solver.get_model().eval(enc.cost_term(), true).get_numeral_int64() == expected);
         CHECK(enc.decode(solver.get_model()) == a);
         ++compared;
       }
@@ -66,7 +79,7 @@ TEST_CASE("Z3Encoding_CostTermEqualsEvaluatorOnEveryAssignment") {
       if (i == a.size()) break;
     }
   }
-  CHECK(compared > 100);
+  CHECK(compared > 300);
 }
 
 TEST_CASE("run_cegis_HandBuiltChainDescendsToOptimum") {
