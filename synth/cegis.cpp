@@ -42,8 +42,11 @@ class Search {
     kernel_ = first_.kernel;
     offset_ = first_.constant;
     raise_lower_bound(offset_);  // kernel costs are non-negative
-    if (options_.strategy == SearchStrategy::optimize) return optimize();
-    if (options_.dual_bound) bound_and_decode();
+    if (options_.strategy == SearchStrategy::optimize) {
+      optimize();
+    } else if (options_.dual_bound) {
+      bound_and_decode();
+    }
     while (!done_) solve_pruned();
   }
 
@@ -217,7 +220,8 @@ class Search {
     }
   }
 
-  // z3::optimize on the reduced kernel, as a baseline: one call, one answer.
+  // z3::optimize on the reduced kernel, as a baseline: one call for the
+  // optimum, then one plain check below it for the proof.
   void optimize() {
     z3::context ctx;
     Z3Encoding encoding(ctx, kernel_, options_.encoding);
@@ -237,12 +241,11 @@ class Search {
     it.solver_ms = ms_since(start);
     if (answer == z3::unsat) infeasible();
     if (answer == z3::sat) {
+      // Its answer is checked like any other incumbent: the loop that follows
+      // must end with unsat below it (and descends if optimize erred).
       it.status = CheckStatus::sat;
       score(identity_reduction(kernel_), encoding, opt.get_model(), offset_, it);
       improve(it);
-      result_.proven_optimal = true;
-      raise_lower_bound(it.cost);
-      stop("optimize");
     } else {
       stop(out_of_time() ? "time limit" : "unknown");
     }

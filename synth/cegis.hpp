@@ -40,7 +40,7 @@ struct Iteration {
 enum class SearchStrategy {
   descent,   // the PR's loop: anything cheaper than the best so far
   bisect,    // below the midpoint of [proven lower bound, best); unsat raises the lower bound
-  optimize,  // z3::optimize minimizes the cost term in one call (a baseline)
+  optimize,  // z3::optimize minimizes the cost term in one call (a baseline); one check below it proves it
 };
 
 // How a temporary bound (a bisection probe) is added and withdrawn.
@@ -79,7 +79,7 @@ struct CegisResult {
   Assignment best;              // best assignment found (empty when none)
   int64_t best_cost = 0;        // its cost
   bool proven_optimal = false;  // whether Z3 answered unsat below best_cost
-  std::string stop_reason;      // "unsat", "optimize", "unknown: <reason>", "iteration limit", "time limit"
+  std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit", "time limit"
   std::vector<Iteration> iterations;  // every step, in order
   int64_t lower_bound = 0;      // proven: no assignment costs less (equals best_cost when proven optimal)
   int64_t dual_bound = 0;       // the reparameterization's lower bound (0 without it)

@@ -1,5 +1,6 @@
 // `synth`: shard a model graph over a device mesh, proving the plan optimal
 // under the cost model. A thin shell over synth::synthesize().
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -46,6 +47,7 @@ struct Flags {
   std::string iopddl;                    // --iopddl: solve this contest problem instead of a model
   std::string solution_path;             // --solution: write the best assignment in contest format
   std::string export_path;               // --export-problem: write the problem in contest format
+  std::string verify_path;               // --verify: score this contest solution instead of searching
   double time_limit = 0;                 // --time-limit, seconds; 0 = none
   std::string encoding = "if-chains";    // --encoding
   std::string probes = "assumptions";    // --probes
@@ -99,6 +101,19 @@ synth::CegisOptions cegis_options(const Flags& flags) {
   return options;
 }
 
+// Sizes before and after the reductions, the bounds and the steps, for logs
+// and bench/synth_bench.
+std::string search_summary(const synth::CegisResult& search) {
+  auto size = [](const synth::ProblemSize& s) {
+    return std::to_string(s.nodes) + " nodes, " + std::to_string(s.edges) + " edges, " + std::to_string(s.strategies) + " strategies";
+  };
+  int checks = 0;
+  for (const auto& it : search.iterations) checks += it.source != "dual";
+  return "problem: " + size(search.original) + "; reduced: " + size(search.reduced) + "; pruned: " + size(search.pruned) +
+         "; dual bound " + std::to_string(search.dual_bound) + "; lower bound " + std::to_string(search.lower_bound) + "; steps " +
+         std::to_string(search.iterations.size()) + ", Z3 calls " + std::to_string(checks);
+}
+
 // One line per search step, for plain problems that have no graph to print.
 std::string step_line(const synth::Iteration& it) {
   std::string line = "step " + std::to_string(it.index) + " (" + it.source + (it.relaxed ? ", without the usage limit" : "") + "): ";
@@ -123,25 +138,37 @@ std::string verdict(const synth::CegisResult& search) {
          std::to_string(search.lower_bound) + ", gap " + gap;
 }
 
+// `synth --iopddl FILE --verify SOLUTION`: the contest's evaluation of a
+// solution file. Exit 0 when it is feasible, 1 when it is not.
+int verify_solution(const synth::Problem& problem, const std::string& path) {
+  const auto solution = synth::solution_from_iopddl(parse_json(ir::read_file(path), path), problem, path);
+  const int64_t cost = synth::cost_without_usage(problem, solution);
+  if (cost >= synth::kForbidden) {
+    std::printf("%s: infeasible: it picks a forbidden strategy or pair\n", path.c_str());
+    return 1;
+  }
+  if (!synth::within_usage_limit(problem, solution)) {
+    std::printf("%s: infeasible: over the usage limit %lld\n", path.c_str(), static_cast<long long>(*problem.usage_limit));
+    return 1;
+  }
+  std::printf("%s: feasible, cost %lld\n", path.c_str(), static_cast<long long>(synth::evaluate(problem, solution)));
+  return 0;
+}
+
 // `synth --iopddl FILE`: a contest problem, solved as a plain Problem.
 int run_iopddl(const Flags& flags) {
   const synth::Problem problem = synth::load_iopddl(flags.iopddl);
   if (!flags.export_path.empty()) {
     ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(problem).dump() + "\n");
   }
+  if (!flags.verify_path.empty()) return verify_solution(problem, flags.verify_path);
   const synth::CegisResult search = synth::solve_problem(problem, cegis_options(flags), [&](const synth::Iteration& it) {
     if (!flags.quiet) {
       std::puts(step_line(it).c_str());
       std::fflush(stdout);
     }
   });
-  if (flags.verbose) {
-    std::fprintf(stderr, "[debug] problem: %d nodes, %d edges, %lld strategies; reduced: %d, %d, %lld; pruned: %d, %d, %lld; dual bound %lld\n",
-                 search.original.nodes, search.original.edges, static_cast<long long>(search.original.strategies),
-                 search.reduced.nodes, search.reduced.edges, static_cast<long long>(search.reduced.strategies),
-                 search.pruned.nodes, search.pruned.edges, static_cast<long long>(search.pruned.strategies),
-                 static_cast<long long>(search.dual_bound));
-  }
+  if (flags.verbose) std::fprintf(stderr, "[debug] %s\n", search_summary(search).c_str());
   std::printf("%s: %s\n", problem.name.c_str(), verdict(search).c_str());
   std::fflush(stdout);
   if (!flags.solution_path.empty() && !search.best.empty()) {
@@ -181,6 +208,10 @@ int run(const Flags& flags, const std::string& model_name) {
     std::fputs(("Schedule cost: " + std::to_string(result.search.best_cost) + " " + model->unit() + "\n").c_str(), stdout);
     return 0;
   }
+  if (!flags.export_path.empty()) {
+    const synth::Lowered lowered = synth::lower(graph, mesh, *model, options.lower);
+    ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(lowered.problem).dump() + "\n");
+  }
   std::optional<int64_t> best_seen;
   auto result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
     out->info(synth::iteration_header(it.index));
@@ -199,15 +230,15 @@ int run(const Flags& flags, const std::string& model_name) {
   });
 
   const auto& search = result.search;
-  log->debug("problem: {} nodes, {} edges; kernel: {} nodes, {} edges", result.lowered.problem.nodes.size(),
-             result.lowered.problem.edges.size(), search.kernel_nodes, search.kernel_edges);
+  log->debug("{}", search_summary(search));
   int64_t usage = 0;
   for (std::size_t n = 0; n < search.best.size(); ++n) usage += result.lowered.problem.nodes[n].usages[search.best[n]];
   log->info("memory per device: {} bytes (parameters{} and activations)", usage,
             options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
+  const auto z3_calls = std::count_if(search.iterations.begin(), search.iterations.end(),
+                                      [](const synth::Iteration& it) { return it.source != "dual"; });
   log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,
-            flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(),
-            search.iterations.size(),
+            flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(), z3_calls,
             search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
   std::string text = search.proven_optimal ? "\nBest solution:\n"
                                            : "\nBest solution (not proven optimal: " + search.stop_reason + "):\n";
@@ -218,6 +249,9 @@ int run(const Flags& flags, const std::string& model_name) {
   std::fflush(stdout);
   if (!flags.schedule_path.empty()) {
     ir::write_file_atomic(flags.schedule_path, ir::to_json(result.schedule).dump(2) + "\n");
+  }
+  if (!flags.solution_path.empty()) {
+    ir::write_file_atomic(flags.solution_path, synth::solution_to_iopddl(search.best).dump() + "\n");
   }
   return 0;
 }
@@ -243,7 +277,7 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--no-reduce", flags.no_reduce, "hand Z3 the whole problem, without the exact reductions");
   app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
-  app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap")
+  app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--encoding", flags.encoding, "Z3 encoding: if-chains (Int per node) or one-hot (Bool per strategy)")
       ->capture_default_str();
@@ -251,6 +285,7 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--iopddl", flags.iopddl, "solve this IOPDDL contest problem (.json or .json.gz) instead of a model");
   app.add_option("--solution", flags.solution_path, "write the best assignment in the contest's format to this file");
   app.add_option("--export-problem", flags.export_path, "write the problem in the IOPDDL contest format to this file");
+  app.add_option("--verify", flags.verify_path, "with --iopddl: score this solution file under the contest's rules instead of searching");
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }
@@ -284,11 +319,14 @@ int main(int argc, char** argv) {
       if (!app.get_subcommands().empty()) throw ir::InputError("--iopddl takes no model subcommand");
       return run_iopddl(flags);
     }
-    if (app.get_subcommands().empty()) throw ir::InputError("name a model (mlp, gpt2) or pass --iopddl FILE");
+    if (app.get_subcommands().empty()) throw ir::InputError("a model subcommand (mlp, gpt2) or --iopddl FILE is required");
     return run(flags, app.get_subcommands().front()->get_name());
   } catch (const ir::InputError& e) {
     std::fprintf(stderr, "synth: error: %s\n", e.what());
     return 2;
+  } catch (const synth::NoPlanError& e) {
+    std::fprintf(stderr, "synth: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synth: internal error: %s\n", e.what());
     return 1;

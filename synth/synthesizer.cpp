@@ -26,6 +26,7 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   } catch (const z3::exception& e) {
     throw SolverError(std::string("z3: ") + e.msg());
   }
+  if (result.search.best.empty()) throw NoPlanError("no plan found before the search stopped (" + result.search.stop_reason + ")");
   result.schedule = build_schedule(result.lowered, result.search.best, model.name(), result.search.best_cost,
                                    result.search.proven_optimal);
   return result;

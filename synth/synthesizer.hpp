@@ -42,6 +42,13 @@ class SolverError : public std::runtime_error {
 // z3::exception translated to SolverError.
 CegisResult solve_problem(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration = nullptr);
 
+// Thrown when a limit (--time-limit, --max-iterations) stops the search
+// before it found any plan.
+class NoPlanError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options = {}, const SynthCallback& on_iteration = nullptr);
 

@@ -75,6 +75,12 @@ TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
       {"mlp --dtype float8", "'float8'"},
       {"mlp --nope", "--nope"},
       {"", "subcommand"},
+      {"mlp --strategy sideways", "'sideways'"},
+      {"mlp --encoding bits", "'bits'"},
+      {"mlp --probes maybe", "'maybe'"},
+      {"mlp --time-limit -1", "-1"},
+      {"--iopddl /nonexistent.json.gz", "/nonexistent.json.gz"},
+      {"mlp --iopddl /nonexistent.json.gz", "--iopddl"},
   };
   for (const auto& [args, needle] : cases) {
     CAPTURE(args);
@@ -136,4 +142,53 @@ TEST_CASE("synth_SameInputGivesByteIdenticalOutput") {
   CHECK(a.out == b.out);
   CHECK(slurp(dir / "a.json") == slurp(dir / "b.json"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("synth_IopddlExportSolveAndVerifyAgree") {
+  const auto dir = scratch_dir("iopddl");
+  const auto problem = (dir / "gpt2.json").string();
+  const auto from_graph = (dir / "graph.solution.json").string();
+  const auto from_file = (dir / "file.solution.json").string();
+  const auto graph = run_command(kSynth + " gpt2 --layers 2 --mesh 8 --mode training --memory 3000000000 -q --export-problem " +
+                                 problem + " --solution " + from_graph);
+  REQUIRE(graph.exit_code == 0);
+  const auto solved = run_command(kSynth + " --iopddl " + problem + " --solution " + from_file);
+  REQUIRE(solved.exit_code == 0);
+  CHECK(solved.out.find("step 0 (") == 0);
+  const auto verdict_at = solved.out.find(", proven optimal\n");
+  REQUIRE(verdict_at != std::string::npos);
+  const auto cost_at = solved.out.rfind("cost ", verdict_at);
+  const std::string cost = solved.out.substr(cost_at + 5, verdict_at - cost_at - 5);
+  // Both solutions verify under the contest's rules at the proven optimum.
+  for (const auto& solution : {from_graph, from_file}) {
+    CAPTURE(solution);
+    const auto check = run_command(kSynth + " --iopddl " + problem + " --verify " + solution);
+    CHECK(check.exit_code == 0);
+    CHECK(check.out == solution + ": feasible, cost " + cost + "\n");
+  }
+  // A solution that breaks the usage limit is reported, not accepted.
+  auto tight = nlohmann::json::parse(slurp(problem));
+  tight["problem"]["usage_limit"] = 1;
+  const auto tight_path = (dir / "tight.json").string();
+  std::ofstream(tight_path) << tight.dump();
+  const auto over = run_command(kSynth + " --iopddl " + tight_path + " --verify " + from_file);
+  CHECK(over.exit_code == 1);
+  CHECK(over.out.find("over the usage limit 1") != std::string::npos);
+  // Malformed solution files are bad input.
+  std::ofstream(dir / "short.json") << "[0, 1]";
+  const auto bad = run_command(kSynth + " --iopddl " + problem + " --verify " + (dir / "short.json").string());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("2 entries for") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("synth_TimeLimitLabelsThePlanNotProven") {
+  const auto r = run_command(kSynth + " gpt2 --layers 2 --mesh 8 --time-limit 0.000001");
+  // Out of time before any plan: a one-line message, or a plan labelled with its gap.
+  if (r.exit_code == 0) {
+    CHECK(r.out.find("not proven optimal: time limit") != std::string::npos);
+  } else {
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("time limit") != std::string::npos);
+  }
 }
