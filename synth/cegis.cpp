@@ -47,7 +47,14 @@ class Search {
     } else if (options_.dual_bound) {
       bound_and_decode();
     }
-    while (!done_) solve_pruned();
+    const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
+    while (!done_) {
+      if (probing && best_) {
+        probe_pruned();
+      } else {
+        solve_pruned();
+      }
+    }
   }
 
  private:
@@ -71,11 +78,59 @@ class Search {
     if (on_iteration_) on_iteration_(result_.iterations.back());
   }
 
-  // Scores a kernel model: expands it through `second` and `first_`, and
-  // checks that the evaluator agrees with Z3's value plus the constants.
-  int64_t score(const Reduced& second, const Z3Encoding& encoding, const z3::model& model, int64_t constant,
-                Iteration& it) {
-    it.assignment = expand(first_, expand(second, encoding.decode(model)));
+  // What Z3 sees for "cost < bound": the kernel pruned at the gap and
+  // reduced again, then, while that lets the bound rise, reparameterized,
+  // pruned and reduced once more.
+  struct Narrowed {
+    std::vector<Reduced> chain;  // the reductions applied after the kernel, in order
+    Problem problem;             // the last one's kernel (costs reparameterized)
+    int64_t constant = 0;        // original cost = constant + problem cost, for every problem assignment
+    bool empty = false;          // nothing cheaper than the bound survives
+  };
+
+  Narrowed narrow(std::optional<int64_t> bound) const {
+    Narrowed n;
+    n.constant = offset_;
+    if (!options_.dual_bound || !bound) {
+      n.chain.push_back(identity_reduction(kernel_));
+      n.problem = kernel_;
+      return n;
+    }
+    Problem current = kernel_;
+    for (int round = 0;; ++round) {
+      n.chain.push_back(reduce(prune_at_gap(current, *bound - n.constant)));
+      const Reduced& last = n.chain.back();
+      if (last.constant >= kForbidden || n.constant + last.constant >= *bound) {
+        n.empty = true;
+        return n;
+      }
+      n.constant += last.constant;
+      current = last.kernel;
+      if (round == 2 || current.nodes.empty()) break;
+      DualOptions dual;
+      dual.max_passes = 40;
+      dual.deadline = deadline_;
+      DualBound d = reparameterize(current, dual);
+      if (d.constant >= kForbidden || n.constant + d.constant >= *bound) {
+        n.empty = true;
+        return n;
+      }
+      current = std::move(d.problem);
+      n.constant += d.constant;
+      if (d.constant == 0) break;  // the bound did not move: pruning again changes nothing
+    }
+    n.problem = std::move(current);
+    return n;
+  }
+
+  // Scores a model of a narrowed problem: expands it back to an original
+  // assignment, and checks that the evaluator agrees with Z3's value plus
+  // the constants.
+  int64_t score(const Narrowed& narrowed, const Z3Encoding& encoding, const z3::model& model, Iteration& it) {
+    const int64_t constant = narrowed.constant;
+    Assignment a = encoding.decode(model);
+    for (auto r = narrowed.chain.rbegin(); r != narrowed.chain.rend(); ++r) a = expand(*r, a);
+    it.assignment = expand(first_, a);
     it.cost = evaluate(scored_, it.assignment);
     const int64_t z3_cost = encoding.cost_value(model) + constant;
     if (it.cost != z3_cost || it.cost >= kForbidden || (it.bound && it.cost >= *it.bound)) {
@@ -119,17 +174,12 @@ class Search {
   // Prunes the kernel at the current gap, reduces it again, and runs the loop
   // until it proves, stops, or finds a better incumbent worth re-pruning for.
   void solve_pruned() {
-    Reduced second = identity_reduction(kernel_);
-    bool empty = false;  // nothing cheaper than best survives pruning
-    if (options_.dual_bound && best_) {
-      const Problem pruned = prune_at_gap(kernel_, *best_ - offset_);
-      second = reduce(pruned);
-      empty = second.constant >= kForbidden;
-    }
-    result_.pruned = empty ? ProblemSize{} : size_of(second.kernel);
-    const int64_t constant = offset_ + (empty ? 0 : second.constant);
+    const Narrowed narrowed = narrow(best_);
+    const bool empty = narrowed.empty;
+    result_.pruned = empty ? ProblemSize{} : size_of(narrowed.problem);
+    const int64_t constant = narrowed.constant;
     z3::context ctx;
-    Z3Encoding encoding(ctx, empty ? Problem{} : second.kernel, options_.encoding);
+    Z3Encoding encoding(ctx, empty ? Problem{} : narrowed.problem, options_.encoding);
     z3::solver solver(ctx);
     z3::params params(ctx);
     params.set("random_seed", 0u);
@@ -145,12 +195,7 @@ class Search {
         return stop("iteration limit");
       }
       if (out_of_time()) return stop("time limit");
-      unsigned timeout = options_.check_timeout_ms;
-      if (deadline_) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
-        const auto capped = static_cast<unsigned>(std::max<int64_t>(1, left));
-        timeout = timeout == 0 ? capped : std::min(timeout, capped);
-      }
+      const unsigned timeout = check_timeout();
       if (timeout > 0) {
         z3::params p(ctx);
         p.set("timeout", timeout);
@@ -183,7 +228,7 @@ class Search {
       it.solver_ms = ms_since(start);
       if (answer == z3::sat) {
         it.status = CheckStatus::sat;
-        score(second, encoding, solver.get_model(), constant, it);
+        score(narrowed, encoding, solver.get_model(), it);
       } else {
         it.status = answer == z3::unsat ? CheckStatus::unsat : CheckStatus::unknown;
       }
@@ -220,6 +265,69 @@ class Search {
     }
   }
 
+  // Bisection against a tight lower bound: probes just above the bound, on
+  // the kernel pruned at the probe, with a fresh solver each time. An unsat
+  // raises the proven bound to the probe and doubles the step to the next
+  // one; a sat is a better incumbent and restarts the steps at 1. Probes
+  // near the bound prune nearly everything, so each check is small.
+  void probe_pruned() {
+    if (options_.max_iterations > 0 && static_cast<int>(result_.iterations.size()) >= options_.max_iterations) {
+      return stop("iteration limit");
+    }
+    if (out_of_time()) return stop("time limit");
+    if (step_ <= 0) step_ = 1;
+    Iteration it;
+    it.bound = std::min(*best_, result_.lower_bound + step_);
+    const Narrowed narrowed = narrow(it.bound);
+    const bool empty = narrowed.empty;
+    result_.pruned = empty ? ProblemSize{} : size_of(narrowed.problem);
+    const int64_t constant = narrowed.constant;
+    z3::context ctx;
+    Z3Encoding encoding(ctx, empty ? Problem{} : narrowed.problem, options_.encoding);
+    z3::solver solver(ctx);
+    z3::params params(ctx);
+    params.set("random_seed", 0u);
+    const unsigned timeout = check_timeout();
+    if (timeout > 0) params.set("timeout", timeout);
+    solver.set(params);
+    solver.add(encoding.constraints());
+    if (empty) solver.add(ctx.bool_val(false));
+    solver.add(encoding.below(*it.bound - constant));
+    const auto start = Clock::now();
+    const z3::check_result answer = solver.check();
+    it.solver_ms = ms_since(start);
+    if (answer == z3::sat) {
+      it.status = CheckStatus::sat;
+      score(narrowed, encoding, solver.get_model(), it);
+      improve(it);
+      step_ = 0;
+    } else if (answer == z3::unsat) {
+      it.status = CheckStatus::unsat;
+      raise_lower_bound(*it.bound);
+      if (it.bound == best_) {
+        result_.proven_optimal = true;
+        stop("unsat");
+      }
+      step_ *= 2;
+    } else {
+      const std::string reason = solver.reason_unknown();
+      stop(out_of_time() || reason == "timeout" || reason == "canceled" ? "time limit" : "unknown: " + reason);
+    }
+    report(std::move(it));
+  }
+
+  // The per-check Z3 timeout: --check-timeout, capped by what is left of
+  // --time-limit; 0 = none.
+  unsigned check_timeout() const {
+    unsigned timeout = options_.check_timeout_ms;
+    if (deadline_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+      const auto capped = static_cast<unsigned>(std::max<int64_t>(1, left));
+      timeout = timeout == 0 ? capped : std::min(timeout, capped);
+    }
+    return timeout;
+  }
+
   // z3::optimize on the reduced kernel, as a baseline: one call for the
   // optimum, then one plain check below it for the proof.
   void optimize() {
@@ -244,7 +352,7 @@ class Search {
       // Its answer is checked like any other incumbent: the loop that follows
       // must end with unsat below it (and descends if optimize erred).
       it.status = CheckStatus::sat;
-      score(identity_reduction(kernel_), encoding, opt.get_model(), offset_, it);
+      score(narrow(std::nullopt), encoding, opt.get_model(), it);
       improve(it);
     } else {
       stop(out_of_time() ? "time limit" : "unknown");
@@ -262,6 +370,7 @@ class Search {
   Problem kernel_;               // first_.kernel, reparameterized when dual_bound is on
   int64_t offset_ = 0;           // scored_ cost = offset_ + kernel_ cost, for every kernel assignment
   std::optional<int64_t> best_;  // best cost so far
+  int64_t step_ = 0;             // bisection: distance of the next probe above the lower bound; 0 = restart at 1
   bool done_ = false;
 };
 

@@ -57,14 +57,14 @@ enum class EncodingKind {
 };
 
 struct CegisOptions {
-  SearchStrategy strategy = SearchStrategy::descent;  // bound schedule
+  SearchStrategy strategy = SearchStrategy::bisect;  // bound schedule (bisect: measured fastest, BENCHMARKS.md)
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
   int max_iterations = 0;         // stop after this many solver calls; 0 = unlimited
   bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
   bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
   ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn
-  EncodingKind encoding = EncodingKind::if_chains;  // the Z3 encoding
+  EncodingKind encoding = EncodingKind::pseudo_boolean;  // the Z3 encoding (measured fastest, BENCHMARKS.md)
   std::optional<double> time_limit_s;  // wall-clock limit for the whole search; unset = none
 };
 

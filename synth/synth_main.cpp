@@ -40,7 +40,7 @@ struct Flags {
   bool quiet = false;                    // --quiet
   bool verbose = false;                  // --verbose
   int max_iterations = 0;                // --max-iterations
-  std::string strategy = "descent";      // --strategy
+  std::string strategy = "bisect";       // --strategy
   bool no_reduce = false;                // --no-reduce
   ir::ModelFlags model;                  // the model subcommand's flags
   std::string plan;                      // --plan: a built-in plan family
@@ -49,7 +49,7 @@ struct Flags {
   std::string export_path;               // --export-problem: write the problem in contest format
   std::string verify_path;               // --verify: score this contest solution instead of searching
   double time_limit = 0;                 // --time-limit, seconds; 0 = none
-  std::string encoding = "if-chains";    // --encoding
+  std::string encoding = "pseudo-boolean";  // --encoding
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
   bool relax = false;                    // --relax-usage
@@ -83,14 +83,18 @@ synth::CegisOptions cegis_options(const Flags& flags) {
     options.strategy = synth::SearchStrategy::bisect;
   } else if (flags.strategy == "optimize") {
     options.strategy = synth::SearchStrategy::optimize;
-  } else if (flags.strategy != "descent") {
+  } else if (flags.strategy == "descent") {
+    options.strategy = synth::SearchStrategy::descent;
+  } else {
     throw ir::InputError("unknown strategy '" + flags.strategy + "' (known: descent, bisect, optimize)");
   }
   if (flags.encoding == "one-hot") {
     options.encoding = synth::EncodingKind::one_hot;
   } else if (flags.encoding == "pseudo-boolean") {
     options.encoding = synth::EncodingKind::pseudo_boolean;
-  } else if (flags.encoding != "if-chains") {
+  } else if (flags.encoding == "if-chains") {
+    options.encoding = synth::EncodingKind::if_chains;
+  } else {
     throw ir::InputError("unknown encoding '" + flags.encoding + "' (known: if-chains, one-hot, pseudo-boolean)");
   }
   if (flags.probes == "push-pop") {

@@ -89,6 +89,7 @@ TEST_CASE("run_cegis_MatchesBruteForceOnRandomProblems") {
   // The PR's loop itself: no decoded incumbent, so Z3 finds every step.
   CegisOptions pr_loop;
   pr_loop.dual_bound = false;
+  pr_loop.strategy = SearchStrategy::descent;
   std::mt19937 rng(20240611u);
   int feasible = 0, infeasible = 0, multi_step = 0;
   for (int i = 0; i < 200; ++i) {
@@ -148,6 +149,7 @@ TEST_CASE("run_cegis_MatchesBruteForceOnRandomProblems") {
 TEST_CASE("run_cegis_IterationLimit") {
   CegisOptions pr_loop;
   pr_loop.dual_bound = false;
+  pr_loop.strategy = SearchStrategy::descent;
   std::mt19937 rng(7u);
   // Find a problem whose loop needs more than one sat step, then stop it after one.
   for (int i = 0; i < 200; ++i) {
