@@ -123,6 +123,24 @@ class Search {
     return n;
   }
 
+  // The Z3 side of one narrowed problem: its encoding and a solver holding
+  // its constraints (and `false` when nothing survived narrowing).
+  struct Check {
+    z3::context ctx;
+    Z3Encoding encoding;
+    z3::solver solver;
+
+    Check(const Narrowed& narrowed, EncodingKind kind, unsigned timeout_ms)
+        : encoding(ctx, narrowed.empty ? Problem{} : narrowed.problem, kind), solver(ctx) {
+      z3::params params(ctx);
+      params.set("random_seed", 0u);
+      if (timeout_ms > 0) params.set("timeout", timeout_ms);
+      solver.set(params);
+      solver.add(encoding.constraints());
+      if (narrowed.empty) solver.add(ctx.bool_val(false));
+    }
+  };
+
   // Scores a model of a narrowed problem: expands it back to an original
   // assignment, and checks that the evaluator agrees with Z3's value plus
   // the constants.
@@ -175,17 +193,12 @@ class Search {
   // until it proves, stops, or finds a better incumbent worth re-pruning for.
   void solve_pruned() {
     const Narrowed narrowed = narrow(best_);
-    const bool empty = narrowed.empty;
-    result_.pruned = empty ? ProblemSize{} : size_of(narrowed.problem);
+    result_.pruned = narrowed.empty ? ProblemSize{} : size_of(narrowed.problem);
     const int64_t constant = narrowed.constant;
-    z3::context ctx;
-    Z3Encoding encoding(ctx, empty ? Problem{} : narrowed.problem, options_.encoding);
-    z3::solver solver(ctx);
-    z3::params params(ctx);
-    params.set("random_seed", 0u);
-    solver.set(params);
-    solver.add(encoding.constraints());
-    if (empty) solver.add(ctx.bool_val(false));
+    Check check(narrowed, options_.encoding, 0);
+    z3::context& ctx = check.ctx;
+    const Z3Encoding& encoding = check.encoding;
+    z3::solver& solver = check.solver;
     auto below = [&](int64_t bound) { return encoding.below(bound - constant); };
     if (best_) solver.add(below(*best_));
     const int64_t gap_at_start = best_ ? *best_ - result_.lower_bound : 0;
@@ -279,19 +292,11 @@ class Search {
     Iteration it;
     it.bound = std::min(*best_, result_.lower_bound + step_);
     const Narrowed narrowed = narrow(it.bound);
-    const bool empty = narrowed.empty;
-    result_.pruned = empty ? ProblemSize{} : size_of(narrowed.problem);
+    result_.pruned = narrowed.empty ? ProblemSize{} : size_of(narrowed.problem);
     const int64_t constant = narrowed.constant;
-    z3::context ctx;
-    Z3Encoding encoding(ctx, empty ? Problem{} : narrowed.problem, options_.encoding);
-    z3::solver solver(ctx);
-    z3::params params(ctx);
-    params.set("random_seed", 0u);
-    const unsigned timeout = check_timeout();
-    if (timeout > 0) params.set("timeout", timeout);
-    solver.set(params);
-    solver.add(encoding.constraints());
-    if (empty) solver.add(ctx.bool_val(false));
+    Check check(narrowed, options_.encoding, check_timeout());
+    const Z3Encoding& encoding = check.encoding;
+    z3::solver& solver = check.solver;
     solver.add(encoding.below(*it.bound - constant));
     const auto start = Clock::now();
     const z3::check_result answer = solver.check();

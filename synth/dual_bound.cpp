@@ -27,6 +27,13 @@ Side side(Problem& q, const Incidence& inc) {
   return {&e, q.nodes[e.from].size(), q.nodes[e.to].size(), inc.is_from};
 }
 
+// Calls f on every cost table: node costs first, then edge tables.
+template <class P, class F>
+void for_each_table(P& p, F&& f) {
+  for (auto& node : p.nodes) f(node.costs);
+  for (auto& edge : p.edges) f(edge.costs);
+}
+
 int64_t finite_min(const std::vector<int64_t>& values) {
   int64_t m = kForbidden;
   for (int64_t v : values) m = std::min(m, v);
@@ -52,13 +59,13 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
   // Forbidden entries become a finite penalty while messages pass (hard
   // constraints stall coordinate ascent); they are forbidden again at the end.
   int64_t largest = 1;
-  for (const auto& node : q.nodes) for (int64_t c : node.costs) if (c < kForbidden) largest = std::max(largest, c);
-  for (const auto& edge : q.edges) for (int64_t c : edge.costs) if (c < kForbidden) largest = std::max(largest, c);
+  for_each_table(q, [&](std::vector<int64_t>& t) {
+    for (int64_t c : t) if (c < kForbidden) largest = std::max(largest, c);
+  });
   const int64_t penalty = largest < kForbidden / 8 ? 4 * largest : kForbidden;
-  if (penalty < kForbidden) {
-    for (auto& node : q.nodes) for (auto& c : node.costs) if (c >= kForbidden) c = penalty;
-    for (auto& edge : q.edges) for (auto& c : edge.costs) if (c >= kForbidden) c = penalty;
-  }
+  for_each_table(q, [&](std::vector<int64_t>& t) {
+    for (auto& c : t) if (c >= kForbidden) c = penalty;
+  });
   int64_t constant = 0;
   int64_t best_bound = -1;
   int stalled = 0;
@@ -138,31 +145,26 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
     }
     if (d.primal_cost <= bound) break;  // the decoded assignment is already optimal
   }
-  // Forbidden entries are forbidden again.
-  for (std::size_t i = 0; i < q.nodes.size(); ++i) {
-    for (std::size_t s = 0; s < q.nodes[i].costs.size(); ++s) if (problem.nodes[i].costs[s] >= kForbidden) q.nodes[i].costs[s] = kForbidden;
-  }
-  for (std::size_t e = 0; e < q.edges.size(); ++e) {
-    for (std::size_t s = 0; s < q.edges[e].costs.size(); ++s) if (problem.edges[e].costs[s] >= kForbidden) q.edges[e].costs[s] = kForbidden;
-  }
-  // Leave every table with minimum 0, the minima in the constant.
-  for (auto& edge : q.edges) {
-    const int64_t m = finite_min(edge.costs);
+  // Forbidden entries are forbidden again; every table is left with minimum
+  // 0, the minima in the constant.
+  std::vector<const std::vector<int64_t>*> originals;
+  for_each_table(problem, [&](const std::vector<int64_t>& t) { originals.push_back(&t); });
+  std::size_t k = 0;
+  bool infeasible = false;
+  for_each_table(q, [&](std::vector<int64_t>& t) {
+    const auto& original = *originals[k++];
+    for (std::size_t s = 0; s < t.size(); ++s) if (original[s] >= kForbidden) t[s] = kForbidden;
+    const int64_t m = finite_min(t);
     if (m >= kForbidden) {
-      d.constant = kForbidden;
-      return d;
+      infeasible = true;
+      return;
     }
     constant += m;
-    for (auto& c : edge.costs) c = sub(c, m);
-  }
-  for (auto& node : q.nodes) {
-    const int64_t m = finite_min(node.costs);
-    if (m >= kForbidden) {
-      d.constant = kForbidden;
-      return d;
-    }
-    constant += m;
-    for (auto& c : node.costs) c = sub(c, m);
+    for (auto& c : t) c = sub(c, m);
+  });
+  if (infeasible) {
+    d.constant = kForbidden;
+    return d;
   }
   d.constant = constant;
   return d;
