@@ -53,6 +53,8 @@ struct Flags {
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
   bool relax = false;                    // --relax-usage
+  std::vector<std::string> pins;         // --pin TENSOR=SPEC (or TENSOR!=SPEC)
+  std::vector<std::string> forbids;      // --forbid TENSOR=SPEC
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
 };
 
@@ -201,6 +203,12 @@ int run(const Flags& flags, const std::string& model_name) {
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.cegis = cegis_options(flags);
+  for (const auto& text : flags.pins) options.pins.push_back(synth::parse_pin(text));
+  for (const auto& text : flags.forbids) {
+    synth::Pin pin = synth::parse_pin(text);
+    pin.kind = synth::PinKind::forbid;
+    options.pins.push_back(pin);
+  }
   if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
@@ -273,6 +281,8 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
+  app.add_option("--pin", flags.pins, "fix a tensor's spec: fc1.weight=SR (repeatable; TENSOR!=SPEC forbids)");
+  app.add_option("--forbid", flags.forbids, "forbid a spec for a tensor: output=SR (repeatable)");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--strategy", flags.strategy,

@@ -20,6 +20,7 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
   result.lowered.problem.name = "graph";
   try {
+    apply_pins(result.lowered, options.pins);
     result.search = run_cegis(result.lowered.problem, options.cegis, [&](const Iteration& it) {
       if (on_iteration) on_iteration(result.lowered, it);
     });

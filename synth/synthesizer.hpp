@@ -14,6 +14,7 @@
 #include "ir/schedule.hpp"
 #include "synth/cegis.hpp"
 #include "synth/lowering.hpp"
+#include "synth/pins.hpp"
 
 namespace shardsynth::synth {
 
@@ -26,6 +27,7 @@ struct SynthResult {
 struct SynthOptions {
   LowerOptions lower;  // mode and memory budget
   CegisOptions cegis;  // loop limits
+  std::vector<Pin> pins;  // user pins (fix or forbid a tensor's spec); conflicting pins throw PinConflictError
 };
 
 // Called after every solver call with the lowered problem for printing.
