@@ -1,6 +1,7 @@
 #include "ir/schedule.hpp"
 
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 
 namespace shardsynth::ir {
 
@@ -60,12 +61,7 @@ namespace {
 
 template <class T>
 T field(const nlohmann::json& j, const char* name, const std::string& where) {
-  if (!j.is_object() || !j.contains(name)) throw InputError("schedule: " + where + " lacks field '" + name + "'");
-  try {
-    return j.at(name).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError("schedule: field '" + std::string(name) + "' of " + where + " has the wrong type");
-  }
+  return json_field<T>(j, name, where, "schedule");
 }
 
 }  // namespace
