@@ -110,18 +110,15 @@ def _arg(node, index, name, default=None):
 
 
 class _Exporter:
-    def __init__(self, root, gm):
+    def __init__(self, root, gm, ties):
         self.root = root
         self.gm = gm
+        self.ties = ties       # full parameter name -> the first name of the same tensor
         self.nodes = []        # the JSON nodes, in fx order
         self.name = {}         # fx node -> JSON name of the value it stands for
         self.active = set()    # fx nodes whose value is an activation (depends on an input tensor)
         self.splits = {}       # fx split node -> (input name, dim, sections)
         self.used = set()      # JSON names taken
-        self.param_name = {}   # id(parameter) -> its first full name
-        for path, module in root.named_modules(remove_duplicate=False):
-            for pname, p in module.named_parameters(recurse=False):
-                self.param_name.setdefault(id(p), f"{path}.{pname}" if path else pname)
 
     # --- helpers ---------------------------------------------------------------
     def fail(self, node, what):
@@ -178,8 +175,9 @@ class _Exporter:
             if p.dtype not in DTYPES:
                 raise self.fail(node, f"param '{pname}' has dtype {p.dtype}, which is not supported")
             entry = {"name": pname, "shape": list(p.shape), "dtype": DTYPES[p.dtype]}
-            own, first = f"{node.target}.{pname}", self.param_name.get(id(p))
-            if first and first != own:
+            own = f"{node.target}.{pname}"
+            first = self.ties.get(own, own)
+            if first != own:
                 entry["tied_to"] = first
             params.append(entry)
         return params
@@ -342,17 +340,35 @@ class _Exporter:
                 n["attrs"] = {"groups": [next(iter(parts))[0]]}
 
 
-def export_graph(module, example_inputs):
+def _tied_names(module):
+    """Full name of every parameter -> the first full name of the same tensor
+    (registration order: GPT-2's lm_head.weight -> wte.weight)."""
+    first, ties = {}, {}
+    for path, m in module.named_modules(remove_duplicate=False):
+        for pname, p in m.named_parameters(recurse=False):
+            name = f"{path}.{pname}" if path else pname
+            ties[name] = first.setdefault(id(p), name)
+    return ties
+
+
+def export_graph(module, example_inputs, device=None):
     """Traces `module` (put in eval mode) with torch.fx, runs ShapeProp on
     `example_inputs` (a tuple of tensors, one per forward argument) and returns
-    the graph JSON value. Raises ExportError naming the fx node it cannot describe."""
+    the graph JSON value. With device="meta" the module and inputs are first
+    moved to the meta device (in place: shapes without memory or compute; tied
+    parameters are recorded before the move unties them). Raises ExportError
+    naming the fx node it cannot describe."""
+    ties = _tied_names(module)
     module.eval()
+    if device is not None:
+        module.to(device)
+        example_inputs = tuple(x.to(device) for x in example_inputs)
     tracer = ScopeTracer()
     graph = tracer.trace(module)
     gm = torch.fx.GraphModule(tracer.root, graph)
     with torch.no_grad():
         ShapeProp(gm).propagate(*example_inputs)
-    return _Exporter(module, gm).run()
+    return _Exporter(module, gm, ties).run()
 
 
 def write_graph(graph, path):
@@ -402,7 +418,7 @@ def main(argv=None):
                                   f"exceed positions {args.positions}")
             module = torch_gpt2.Gpt2(args.layers, args.heads, args.embd, args.vocab, args.positions)
             inputs = torch_gpt2.example_inputs(args.batch, args.seq)
-        write_graph(export_graph(module, inputs), args.out)
+        write_graph(export_graph(module, inputs, device="meta"), args.out)
     except (ExportError, OSError) as e:
         print(f"export_fx.py: error: {e}", file=sys.stderr)
         return 2

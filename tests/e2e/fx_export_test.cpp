@@ -50,7 +50,7 @@ TEST_CASE("export_fx_TorchMlpSolvesToTheBuiltinOptimum") {
 TEST_CASE("export_fx_TorchGpt2SolvesToTheBuiltinOptimum") {
   const auto dir = scratch_dir("fx_gpt2");
   const auto graph = (dir / "gpt2.json").string();
-  const std::string sizes = " --layers 2 --embd 64 --heads 4 --seq 32 --vocab 256 --batch 8";
+  const std::string sizes = " --layers 2 --embd 256 --heads 4 --seq 128 --vocab 2048 --batch 8";
   const auto exported = run_command(kPython + " " + kExporter + " gpt2" + sizes + " --out " + graph);
   CAPTURE(exported.err);
   REQUIRE(exported.exit_code == 0);
@@ -60,7 +60,7 @@ TEST_CASE("export_fx_TorchGpt2SolvesToTheBuiltinOptimum") {
     for (const auto& p : node.value("params", nlohmann::json::array())) tied += p.value("tied_to", "") == "wte.weight";
   }
   CHECK(tied == 1);  // lm_head.weight shares wte's storage
-  for (const std::string model : {" --mesh 8", " --mesh 2x4 --mode training"}) {
+  for (const std::string model : {" --mesh 8", " --mesh 2x4 --mode training", " --cost-model slapo --mesh 4"}) {
     CAPTURE(model);
     CHECK(optimum(graph + model, dir / "a.json") == optimum("gpt2" + sizes + model, dir / "b.json"));
   }
