@@ -21,5 +21,5 @@ class Mlp(nn.Module):
 
 
 def example_inputs(batch=8, seq=1024, hidden=1024):
-    """x: [batch, seq, hidden] float32, meta tensors are not used so ShapeProp can run the module."""
+    """x: [batch, seq, hidden] float32 (the exporter moves it to the meta device)."""
     return (torch.zeros(batch, seq, hidden),)

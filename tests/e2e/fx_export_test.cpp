@@ -34,7 +34,7 @@ int64_t optimum(const std::string& args, const std::filesystem::path& schedule) 
 TEST_CASE("export_fx_TorchMlpSolvesToTheBuiltinOptimum") {
   const auto dir = scratch_dir("fx_mlp");
   const auto graph = (dir / "mlp.json").string();
-  const std::string sizes = " --batch 4 --seq 64 --hidden 64 --ffn 256";
+  const std::string sizes = " --batch 8 --seq 128 --hidden 256 --ffn 1024";
   const auto exported = run_command(kPython + " " + kExporter + " mlp" + sizes + " --out " + graph);
   CAPTURE(exported.err);
   REQUIRE(exported.exit_code == 0);
