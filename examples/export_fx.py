@@ -233,8 +233,8 @@ class _Exporter:
                 and isinstance(node.args[1], (int, float)) and node.args[1] != 0:
             divisor = float(node.args[1]) if op == "truediv" else 1.0 / float(node.args[1])
             return self.emit(node, "scale", inputs, target, real_attrs={"divisor": divisor})
-        if op == "mul" and len(inputs) == 1 and node.args[1] is x and isinstance(node.args[0], (int, float)) \
-                and node.args[0] != 0:
+        if op == "mul" and len(inputs) == 1 and len(node.args) == 2 and node.args[1] is x \
+                and isinstance(node.args[0], (int, float)) and node.args[0] != 0:
             return self.emit(node, "scale", inputs, target, real_attrs={"divisor": 1.0 / float(node.args[0])})
         if op == "gelu" and len(inputs) == 1:
             tanh = node.kwargs.get("approximate", "none") == "tanh"
@@ -243,7 +243,7 @@ class _Exporter:
             return self.emit(node, op, inputs, target)
         if op == "softmax" and len(inputs) == 1 and self.is_last_dim(node, x, _arg(node, 1, "dim")):
             return self.emit(node, "softmax", inputs, target)
-        condition = node.args[1] if node.target == "masked_fill" else _arg(node, 0, "condition")
+        condition = _arg(node, 1, "mask") if node.target == "masked_fill" else _arg(node, 0, "condition")
         if op == "where" and len(inputs) == 1 and x is not condition:
             return self.emit(node, "causal_mask", inputs, target)  # a select against a constant mask
         if op == "view" and len(inputs) == 1:
