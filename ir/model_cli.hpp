@@ -5,11 +5,14 @@
 // does not depend on CLI11.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "ir/dtype.hpp"
+#include "ir/error.hpp"
 #include "ir/gpt2.hpp"
+#include "ir/graph_json.hpp"
 #include "ir/models.hpp"
 
 namespace shardsynth::ir {
@@ -19,6 +22,8 @@ struct ModelFlags {
   std::string gpt2_preset = "small";  // gpt2 --preset
   Gpt2Config gpt2{-1, -1, -1, -1, -1, -1, -1, DType::float32};  // gpt2 sizes; negative = the preset's
   std::string dtype = "float32";  // --dtype
+  std::string graph_path;         // positional graph JSON file (docs/graph_json.md); empty = a model subcommand
+  std::string unknown_ops = "error";  // --unknown-ops: error or replicate
 };
 
 // Adds the `mlp` and `gpt2` subcommands with their size flags, and --dtype.
@@ -39,8 +44,33 @@ inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
   gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
 }
 
-// Builds the model named by the chosen subcommand. Throws InputError on bad sizes.
-inline Graph build_model(const ModelFlags& flags, const std::string& model) {
+// Adds a positional graph JSON file, the alternative to the model
+// subcommands, and --unknown-ops for op kinds the table lacks.
+inline void add_graph_option(CLI::App& app, ModelFlags& flags) {
+  app.add_option("graph", flags.graph_path, "a graph JSON file (examples/export_fx.py) instead of a model subcommand");
+  app.add_option("--unknown-ops", flags.unknown_ops,
+                 "op kinds the table lacks in a graph file: error, or replicate (kept whole on every device)")
+      ->capture_default_str();
+}
+
+// The model the command line chose: a subcommand's name, or "graph" for a
+// graph file. Throws InputError when there is none or both.
+inline std::string chosen_model(const CLI::App& app, const ModelFlags& flags) {
+  const auto subcommands = app.get_subcommands();
+  if (!flags.graph_path.empty() && !subcommands.empty()) {
+    throw InputError("give either a model subcommand or a graph file, not both (got '" + subcommands.front()->get_name() +
+                     "' and '" + flags.graph_path + "')");
+  }
+  if (!flags.graph_path.empty()) return "graph";
+  if (subcommands.empty()) throw InputError("a model subcommand (mlp, gpt2), a graph file or --iopddl FILE is required");
+  return subcommands.front()->get_name();
+}
+
+// Builds the model named by the chosen subcommand ("graph": reads the graph
+// file; one line per replicated unknown op goes to `warnings`). Throws
+// InputError on bad sizes or a bad graph file.
+inline Graph build_model(const ModelFlags& flags, const std::string& model, std::vector<std::string>* warnings = nullptr) {
+  if (model == "graph") return load_graph_json(flags.graph_path, {parse_unknown_ops(flags.unknown_ops), warnings});
   const DType dtype = parse_dtype(flags.dtype);
   if (model == "mlp") {
     MlpConfig config = flags.mlp;

@@ -164,6 +164,27 @@ Equation split_equation(const Node& node, const std::vector<std::vector<int64_t>
   return {"...(qn)->...n", {{'q', sections}}};
 }
 
+// An op the table has no entry for, kept as data: every dim of every input
+// and of the result is a factor of its own that must stay replicated, so the
+// op runs on whole tensors whatever its arity or ranks. Its params (any) are
+// operands after the inputs, replicated alike.
+Equation opaque_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  if (inputs.empty()) throw InputError("node '" + node.name + "' (opaque) needs at least one tensor input");
+  std::string text;
+  std::map<char, FactorKind> kinds;
+  std::size_t next = 0;
+  auto term = [&](std::size_t rank) {
+    std::string dims = letters(rank, next);
+    next += rank;
+    for (char c : dims) kinds[c] = FactorKind::needs_replication;
+    return dims;
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) text += (i ? "," : "") + term(inputs[i].size());
+  for (const Param& p : node.params) text += "," + term(p.type.shape.size());
+  text += "->" + term(node.type.shape.size());
+  return {text, {}, kinds};
+}
+
 // Removes operands (by index) from "a,b,c->d".
 std::string drop_operands(const std::string& equation, const std::vector<std::size_t>& indices) {
   const std::size_t arrow = equation.find("->");
@@ -209,6 +230,7 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       {"split", "call_method", "split", "", {{'q', K::needs_replication}}, {}, split_equation, 0, ""},
       {"scale", "call_function", "<built-in function truediv>", "...->...", {}, {}, nullptr, 1, "", true},
       {"causal_mask", "call_function", "<built-in method where>", "...->...", {}, {}, nullptr, 1, ""},
+      {"opaque", "call_function", "<unknown>", "", {}, {}, opaque_equation, 0, "", false, true},
       {"gelu_tanh", "call_module", "<class 'transformers.activations.NewGELUActivation'>", "...->...", {}, {}, nullptr, 8,
        ""},
   };
@@ -225,7 +247,10 @@ const std::map<std::string, OpKindInfo, std::less<>>& op_table() {
 }
 
 const ParamInfo& param_info(const Node& node, const std::string& param) {
-  for (const auto& info : op_info(node.kind, node.name).params) {
+  static const ParamInfo unlisted{};  // shown as stored, not in the InSpec column
+  const OpKindInfo& kind = op_info(node.kind, node.name);
+  if (kind.any_params) return unlisted;
+  for (const auto& info : kind.params) {
     if (info.name == param) return info;
   }
   throw InputError("node '" + node.name + "' (" + node.kind + ") has no param '" + param + "'");
@@ -264,6 +289,10 @@ ShardingRule rule_for(const Graph& graph, Vertex v) {
   // Match the node's params to the table's, in order; absent optional ones drop their operand.
   std::size_t next = 0;
   std::vector<std::size_t> dropped;  // equation operand indices to remove
+  if (info.any_params) {
+    for (const Param& p : node.params) shapes.push_back(p.type.shape);
+    next = node.params.size();
+  }
   for (std::size_t p = 0; p < info.params.size(); ++p) {
     if (next < node.params.size() && node.params[next].name == info.params[p].name) {
       shapes.push_back(node.params[next++].type.shape);
@@ -309,6 +338,7 @@ std::string rule_table_text() {
         text += (p ? "," : "") + info.params[p].name + (info.params[p].optional ? "?" : "");
       }
     }
+    if (info.any_params) text += " params=*";
     std::ostringstream flops;
     flops << info.flops_per_point;
     text += " flops=" + flops.str();

@@ -47,6 +47,7 @@ struct OpKindInfo {
   double flops_per_point = 0;            // forward flops per point of the iteration space (2 for a multiply-add)
   std::string not_iterated;              // factor letters left out of the iteration space (an embedding's vocab)
   bool linear = false;                   // distributes over a pending partial sum: f(a + b) = f(a) + f(b) (dropout, scale)
+  bool any_params = false;               // params are not listed: a node may carry any, each an operand after the inputs (opaque)
 };
 
 // The whole table, ordered by kind.

@@ -196,7 +196,9 @@ int run(const Flags& flags, const std::string& model_name) {
     log->set_level(spdlog::level::debug);
   }
 
-  const ir::Graph graph = ir::build_model(flags.model, model_name);
+  std::vector<std::string> warnings;  // unknown ops kept replicated
+  const ir::Graph graph = ir::build_model(flags.model, model_name, &warnings);
+  for (const auto& warning : warnings) log->warn("{}", warning);
   const ir::Mesh mesh = make_mesh(flags);
   const auto model = costs::make_cost_model(flags.cost_model);
   synth::SynthOptions options;
@@ -314,6 +316,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
 
   ir::add_model_subcommands(app, flags.model);
+  ir::add_graph_option(app, flags.model);
 
   // `synth evaluate MODEL ... --schedule FILE` scores a saved plan.
   std::vector<char*> args(argv, argv + argc);
@@ -330,11 +333,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (!flags.iopddl.empty()) {
-      if (!app.get_subcommands().empty()) throw ir::InputError("--iopddl takes no model subcommand");
+      if (!app.get_subcommands().empty() || !flags.model.graph_path.empty()) {
+        throw ir::InputError("--iopddl takes no model subcommand or graph file");
+      }
       return run_iopddl(flags);
     }
-    if (app.get_subcommands().empty()) throw ir::InputError("a model subcommand (mlp, gpt2) or --iopddl FILE is required");
-    return run(flags, app.get_subcommands().front()->get_name());
+    return run(flags, ir::chosen_model(app, flags.model));
   } catch (const ir::InputError& e) {
     std::fprintf(stderr, "synth: error: %s\n", e.what());
     return 2;

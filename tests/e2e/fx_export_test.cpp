@@ -1,0 +1,116 @@
+// End-to-end tests of the torch.fx path: examples/export_fx.py (run with
+// /usr/bin/python3 and Debian's python3-torch) writes graph JSON from the
+// torch MLP and GPT-2, and the real `synth` binary solves it to the same
+// optimum as the built-in builder for the same sizes.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_command.hpp"
+#include "ir/schedule.hpp"
+
+using namespace shardsynth::testing;
+
+namespace {
+
+const std::string kSynth = SHARDSYNTH_SYNTH_BIN;
+const std::string kPython = "/usr/bin/python3";
+const std::string kExporter = std::string(SHARDSYNTH_EXAMPLES_DIR) + "/export_fx.py";
+
+// Solves with `synth ARGS --schedule FILE` and returns the schedule's cost;
+// fails the test when synth fails or does not prove the plan optimal.
+int64_t optimum(const std::string& args, const std::filesystem::path& schedule) {
+  const auto r = run_command(kSynth + " " + args + " --quiet --schedule " + schedule.string());
+  CAPTURE(args);
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto plan = shardsynth::ir::schedule_from_json(nlohmann::json::parse(slurp(schedule)));
+  CHECK(plan.proven_optimal);
+  return plan.cost;
+}
+
+}  // namespace
+
+TEST_CASE("export_fx_TorchMlpSolvesToTheBuiltinOptimum") {
+  const auto dir = scratch_dir("fx_mlp");
+  const auto graph = (dir / "mlp.json").string();
+  const std::string sizes = " --batch 8 --seq 128 --hidden 256 --ffn 1024";
+  const auto exported = run_command(kPython + " " + kExporter + " mlp" + sizes + " --out " + graph);
+  CAPTURE(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  for (const std::string model : {" --cost-model slapo", " --mesh 2x4", " --mesh 4 --mode training"}) {
+    CAPTURE(model);
+    CHECK(optimum(graph + model, dir / "a.json") == optimum("mlp" + sizes + model, dir / "b.json"));
+    // Same node names, so the very same directives.
+    CHECK(slurp(dir / "a.json") == slurp(dir / "b.json"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export_fx_TorchGpt2SolvesToTheBuiltinOptimum") {
+  const auto dir = scratch_dir("fx_gpt2");
+  const auto graph = (dir / "gpt2.json").string();
+  const std::string sizes = " --layers 2 --embd 256 --heads 4 --seq 128 --vocab 2048 --batch 8";
+  const auto exported = run_command(kPython + " " + kExporter + " gpt2" + sizes + " --out " + graph);
+  CAPTURE(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const auto j = nlohmann::json::parse(slurp(graph));
+  int tied = 0;
+  for (const auto& node : j["nodes"]) {
+    for (const auto& p : node.value("params", nlohmann::json::array())) tied += p.value("tied_to", "") == "wte.weight";
+  }
+  CHECK(tied == 1);  // lm_head.weight shares wte's storage
+  for (const std::string model : {" --mesh 8", " --mesh 2x4 --mode training", " --cost-model slapo --mesh 4"}) {
+    CAPTURE(model);
+    CHECK(optimum(graph + model, dir / "a.json") == optimum("gpt2" + sizes + model, dir / "b.json"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export_fx_UnknownOpIsAnErrorOrKeptReplicated") {
+  const auto dir = scratch_dir("fx_unknown");
+  const auto graph = (dir / "sin.json").string();
+  const auto exported = run_command(kPython + " " + std::string(SHARDSYNTH_E2E_DIR) + "/fx_unknown_op.py " +
+                                    SHARDSYNTH_EXAMPLES_DIR + " " + graph);
+  CAPTURE(exported.err);
+  REQUIRE(exported.exit_code == 0);
+
+  const auto refused = run_command(kSynth + " " + graph + " --mesh 4 --schedule " + (dir / "plan.json").string());
+  CHECK(refused.exit_code == 2);
+  CHECK(count_lines(refused.err) == 1);
+  CHECK(refused.err.find("unknown op kind 'sin' at fx node 'sin'") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "plan.json"));
+
+  const auto kept = run_command(kSynth + " --unknown-ops=replicate " + graph + " --mesh 4");
+  CAPTURE(kept.err);
+  REQUIRE(kept.exit_code == 0);
+  CHECK(kept.err.find("[warning] " + graph + ": unknown op kind 'sin' at fx node 'sin': kept replicated") !=
+        std::string::npos);
+  CHECK(kept.out.find("sin: torch.sin") != std::string::npos);  // the graph table names the original op
+  CHECK(kept.out.find("Best solution:") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export_fx_BadInputExitsTwoWithOneLine") {
+  const auto dir = scratch_dir("fx_bad");
+  const auto graph = (dir / "g.json").string();
+  const auto r = run_command(kPython + " " + kExporter + " gpt2 --embd 64 --heads 5 --out " + graph);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find("heads 5") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(graph));
+  // synth: a graph file and a subcommand at once, a missing file, a bad policy.
+  const std::pair<std::string, std::string> cases[] = {
+      {"mlp " + graph, "not both"},
+      {"/nonexistent/g.json", "/nonexistent/g.json"},
+      {"--unknown-ops=ignore /nonexistent/g.json", "'ignore'"},
+  };
+  for (const auto& [args, needle] : cases) {
+    CAPTURE(args);
+    const auto s = run_command(kSynth + " " + args);
+    CHECK(s.exit_code == 2);
+    CHECK(count_lines(s.err) == 1);
+    CHECK(s.err.find(needle) != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
