@@ -34,9 +34,19 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
+void check_writable(const std::string& path) {
+  const std::string probe = path + ".probe." + std::to_string(::getpid());
+  std::FILE* file = std::fopen(probe.c_str(), "wb");
+  if (file == nullptr) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+  std::fclose(file);
+  std::remove(probe.c_str());
+  if (std::filesystem::is_directory(path)) throw InputError("cannot write '" + path + "': it is a directory");
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  if (std::filesystem::is_directory(path)) throw InputError("cannot read '" + path + "': it is a directory");
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
 #include "ir/op_table.hpp"
 
@@ -249,10 +250,39 @@ Graph graph_from_json(const json& j, const std::string& where, const GraphJsonOp
       }
     }
   }
+  std::vector<Vertex> order;
   try {
-    graph.topological_order();
+    order = graph.topological_order();
   } catch (const InputError& e) {
     throw InputError(where + ": " + e.what());
+  }
+  // Shapes must agree between producers and consumers: an output node has its
+  // operand's type, and every op's sharding equation instantiates (a factor
+  // has one extent in every tensor it appears in).
+  for (Vertex v : order) {
+    const Node& node = graph.node(v);
+    const Context ctx(where, "node '" + node.name + "'");
+    const auto inputs = graph.inputs_of(v);
+    if (node.kind == kOutput) {
+      if (inputs.size() != 1) throw ctx.fail("inputs", "an output has exactly one input, got " + std::to_string(inputs.size()));
+      const Node& from = graph.node(inputs.front());
+      if (from.type.shape != node.type.shape) {
+        throw ctx.fail("shape", shape_string(node.type.shape) + " differs from its input '" + from.name + "' " +
+                                    shape_string(from.type.shape));
+      }
+      continue;
+    }
+    if (is_boundary(node.kind)) continue;
+    try {
+      rule_for(graph, v);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    } catch (const std::exception&) {
+      // An equation derived from shapes (view, permute, ...) indexes its
+      // operands; too few of them used to escape as std::out_of_range
+      // (found by fuzzing: a view with no inputs).
+      throw ctx.fail("inputs", std::to_string(inputs.size()) + " inputs do not fit op kind '" + node.kind + "'");
+    }
   }
   return graph;
 }
@@ -291,8 +321,8 @@ Graph load_graph_json(const std::string& path, const GraphJsonOptions& options) 
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    throw InputError(path + ": not valid JSON (" + json_parse_failure(e) + ")");
   }
   return graph_from_json(j, path, options);
 }

@@ -9,6 +9,14 @@
 
 namespace shardsynth::ir {
 
+// Why json::parse rejected a text, for a one-line message: "byte N" for a
+// syntax error; json::parse also throws out_of_range (not parse_error) for a
+// number no double holds, such as 1E400.
+inline std::string json_parse_failure(const nlohmann::json::exception& e) {
+  if (const auto* p = dynamic_cast<const nlohmann::json::parse_error*>(&e)) return "byte " + std::to_string(p->byte);
+  return "a number beyond the range of a double";
+}
+
 // j[name] as a T. Throws InputError "<document>: <where> lacks field '<name>'"
 // or "<document>: field '<name>' of <where> has the wrong type".
 template <class T>

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 
 namespace shardsynth::ir {
 namespace {
@@ -91,8 +92,8 @@ Mesh mesh_from_json(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(where + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": not valid JSON (" + json_parse_failure(e) + ")");
   }
   auto fail = [&](const std::string& field, const std::string& why) {
     return InputError(where + ": field '" + field + "' " + why);

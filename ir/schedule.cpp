@@ -60,48 +60,48 @@ nlohmann::json to_json(const Schedule& s) {
 namespace {
 
 template <class T>
-T field(const nlohmann::json& j, const char* name, const std::string& where) {
-  return json_field<T>(j, name, where, "schedule");
+T field(const nlohmann::json& j, const char* name, const std::string& where, const std::string& document) {
+  return json_field<T>(j, name, where, document);
 }
 
 }  // namespace
 
-Schedule schedule_from_json(const nlohmann::json& j) {
+Schedule schedule_from_json(const nlohmann::json& j, const std::string& document) {
   Schedule s;
-  if (field<std::string>(j, "format", "the top level") != "shardsynth.schedule/1") {
-    throw InputError("schedule: unsupported format '" + j.at("format").get<std::string>() + "'");
+  if (field<std::string>(j, "format", "the top level", document) != "shardsynth.schedule/1") {
+    throw InputError(document + ": unsupported format '" + j.at("format").get<std::string>() + "'");
   }
-  s.mesh = field<std::vector<int64_t>>(j, "mesh", "the top level");
-  s.cost_model = field<std::string>(j, "cost_model", "the top level");
-  s.cost = field<int64_t>(j, "cost", "the top level");
-  s.proven_optimal = field<bool>(j, "proven_optimal", "the top level");
-  const auto directives = field<std::vector<nlohmann::json>>(j, "directives", "the top level");
+  s.mesh = field<std::vector<int64_t>>(j, "mesh", "the top level", document);
+  s.cost_model = field<std::string>(j, "cost_model", "the top level", document);
+  s.cost = field<int64_t>(j, "cost", "the top level", document);
+  s.proven_optimal = field<bool>(j, "proven_optimal", "the top level", document);
+  const auto directives = field<std::vector<nlohmann::json>>(j, "directives", "the top level", document);
   for (std::size_t i = 0; i < directives.size(); ++i) {
     const auto& dj = directives[i];
     const std::string where = "directive " + std::to_string(i);
     Directive d;
-    d.node = field<std::string>(dj, "node", where);
-    const auto kind = field<std::string>(dj, "kind", where);
+    d.node = field<std::string>(dj, "node", where, document);
+    const auto kind = field<std::string>(dj, "kind", where, document);
     if (kind == "shard") {
       d.kind = DirectiveKind::shard;
-      d.param = field<std::string>(dj, "param", where);
-      d.dim = field<int>(dj, "dim", where);
-      if (dj.contains("blocks")) d.blocks = field<int64_t>(dj, "blocks", where);
-      if (dj.contains("axes")) d.axes = field<std::vector<int>>(dj, "axes", where);
-      if (d.blocks < 1) throw InputError("schedule: " + where + " has blocks " + std::to_string(d.blocks));
+      d.param = field<std::string>(dj, "param", where, document);
+      d.dim = field<int>(dj, "dim", where, document);
+      if (dj.contains("blocks")) d.blocks = field<int64_t>(dj, "blocks", where, document);
+      if (dj.contains("axes")) d.axes = field<std::vector<int>>(dj, "axes", where, document);
+      if (d.blocks < 1) throw InputError(document + ": " + where + " has blocks " + std::to_string(d.blocks));
     } else if (kind == "sync") {
       d.kind = DirectiveKind::sync;
-      d.mode = field<std::string>(dj, "mode", where);
-      if (d.mode != "fwd_pre" && d.mode != "fwd_post") throw InputError("schedule: " + where + " has unknown mode '" + d.mode + "'");
-      d.sync_op = field<std::string>(dj, "sync_op_or_fn", where);
-      if (dj.contains("arg")) d.arg = field<int>(dj, "arg", where);
+      d.mode = field<std::string>(dj, "mode", where, document);
+      if (d.mode != "fwd_pre" && d.mode != "fwd_post") throw InputError(document + ": " + where + " has unknown mode '" + d.mode + "'");
+      d.sync_op = field<std::string>(dj, "sync_op_or_fn", where, document);
+      if (dj.contains("arg")) d.arg = field<int>(dj, "arg", where, document);
     } else {
-      throw InputError("schedule: " + where + " has unknown kind '" + kind + "'");
+      throw InputError(document + ": " + where + " has unknown kind '" + kind + "'");
     }
     s.directives.push_back(std::move(d));
   }
-  for (const auto& tj : field<std::vector<nlohmann::json>>(j, "specs", "the top level")) {
-    s.specs.push_back({field<std::string>(tj, "tensor", "a spec entry"), field<std::string>(tj, "spec", "a spec entry")});
+  for (const auto& tj : field<std::vector<nlohmann::json>>(j, "specs", "the top level", document)) {
+    s.specs.push_back({field<std::string>(tj, "tensor", "a spec entry", document), field<std::string>(tj, "spec", "a spec entry", document)});
   }
   return s;
 }

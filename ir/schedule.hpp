@@ -54,7 +54,7 @@ std::string to_text(const Directive& directive);
 std::string directives_text(const Schedule& schedule);
 
 nlohmann::json to_json(const Schedule& schedule);
-// Throws InputError naming the missing or mistyped field.
-Schedule schedule_from_json(const nlohmann::json& json);
+// Throws InputError naming `where` (the file) and the missing or mistyped field.
+Schedule schedule_from_json(const nlohmann::json& json, const std::string& where = "schedule");
 
 }  // namespace shardsynth::ir

@@ -16,6 +16,14 @@
 //   all_to_all:     (n-1)/n * B, B = bytes of the local (input) tensor.
 // A group of one sends nothing (0 is still recorded for the kind); slice is
 // never recorded (it is local).
+//
+// Point to point. send()/recv() move one tensor between two ranks of the mesh
+// (by rank(), any two ranks, no mesh axis involved); the pipeline runtime uses
+// them to hand activations from one stage group to another. Both block: send
+// returns once the buffer may be reused (it may wait for the matching recv),
+// recv once the tensor has arrived. Messages between one pair of ranks arrive
+// in the order they were sent, so both sides only have to agree on the order.
+// p2p_bytes_sent() counts the bytes of every tensor this rank sent.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -50,6 +58,11 @@ class Communicator {
   // `src_blocks`: the block count of src_dim when it is blocked).
   virtual Tensor all_to_all(const Tensor& t, int src_dim, int dst_dim, int axis, int64_t dst_blocks = 1,
                             int64_t src_blocks = 1) = 0;
+  // Sends `t` (its elements; the receiver knows the shape) to rank `peer`.
+  virtual void send(const Tensor& t, int peer) = 0;
+  // Receives a tensor of `shape` from rank `peer`. Throws std::runtime_error
+  // naming both ranks when the message holds a different number of elements.
+  virtual Tensor recv(const std::vector<int64_t>& shape, int peer) = 0;
   // Waits until every rank of the mesh arrives.
   virtual void barrier() = 0;
   // Prints `message` once (from this rank) and makes every rank exit non-zero.
@@ -57,12 +70,16 @@ class Communicator {
 
   // Bytes this rank has sent so far, per kind (see the header comment).
   const std::map<costs::CollectiveKind, int64_t>& bytes_sent() const { return bytes_sent_; }
+  // Bytes this rank has sent so far with send().
+  int64_t p2p_bytes_sent() const { return p2p_bytes_sent_; }
 
  protected:
   void count_bytes(costs::CollectiveKind kind, int64_t bytes) { bytes_sent_[kind] += bytes; }
+  void count_p2p_bytes(int64_t bytes) { p2p_bytes_sent_ += bytes; }
 
  private:
   std::map<costs::CollectiveKind, int64_t> bytes_sent_;  // per kind: bytes sent by this rank, ring volume
+  int64_t p2p_bytes_sent_ = 0;                            // bytes sent by this rank with send()
 };
 
 }  // namespace shardsynth::runtime

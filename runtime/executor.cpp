@@ -1,6 +1,7 @@
 #include "runtime/executor.hpp"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -33,8 +34,9 @@ class Run {
  public:
   Run(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm, uint64_t seed,
       const std::map<std::string, KernelFn>& kernels, const std::map<std::string, Tensor>& params,
-      const std::map<std::string, Tensor>& inputs)
-      : graph_(graph), mesh_(mesh), comm_(comm), seed_(seed), kernels_(kernels), params_(params), inputs_(inputs) {
+      const std::map<std::string, Tensor>& inputs, const std::map<std::string, Tensor>& local_inputs)
+      : graph_(graph), mesh_(mesh), comm_(comm), seed_(seed), kernels_(kernels), params_(params), inputs_(inputs),
+        local_inputs_(local_inputs) {
     for (const auto& t : schedule.specs) specs_[t.tensor] = ir::parse_spec(t.spec, mesh.rank());
     for (const auto& d : schedule.directives) {
       if (d.kind != ir::DirectiveKind::sync) continue;
@@ -52,7 +54,16 @@ class Run {
   }
 
   RunResult run() {
-    for (ir::Vertex v : graph_.topological_order()) step(v);
+    // How many operand uses each value still has: a value is dropped after
+    // its last use, so a rank holds the live tensors only (output nodes stay).
+    for (ir::Vertex v : graph_.topological_order()) uses_left_[graph_.node(v).name] = graph_.users_of(v).size();
+    for (ir::Vertex v : graph_.topological_order()) {
+      step(v);
+      for (ir::Vertex u : graph_.inputs_of(v)) {
+        const ir::Node& producer = graph_.node(u);
+        if (--uses_left_[producer.name] == 0 && producer.kind != ir::kOutput) values_.erase(producer.name);
+      }
+    }
     RunResult result;
     result.sent = comm_.bytes_sent();
     result.predicted = predicted_;
@@ -61,6 +72,7 @@ class Run {
       const ir::Node& node = graph_.node(v);
       if (node.kind != ir::kOutput) continue;
       const ir::Spec& spec = spec_of(node.name);
+      result.outputs[node.name] = values_.at(node.name);
       result.output = reshard(values_.at(node.name), spec, ir::replicated(spec.rank()), mesh_, comm_);
     }
     return result;
@@ -92,6 +104,15 @@ class Run {
     const ir::Node& node = graph_.node(v);
     const auto coords = comm_.coords();
     if (node.kind == ir::kPlaceholder) {
+      if (const auto local = local_inputs_.find(node.name); local != local_inputs_.end()) {
+        const auto want = ir::local_shape(node.type.shape, spec_of(node.name), mesh_);
+        if (local->second.shape != want) {
+          throw std::invalid_argument("input '" + node.name + "': the local shard has shape " +
+                                      ir::shape_string(local->second.shape) + ", its spec needs " + ir::shape_string(want));
+        }
+        values_[node.name] = local->second;
+        return;
+      }
       const auto given = inputs_.find(node.name);
       const Tensor whole = given != inputs_.end() ? given->second : init_input(node, seed_, input_vocab_limit(graph_, v));
       if (whole.shape != node.type.shape) {
@@ -188,28 +209,35 @@ class Run {
   const std::map<std::string, KernelFn>& kernels_;   // op kind -> the backend's kernel
   const std::map<std::string, Tensor>& params_;      // whole parameters given by name
   const std::map<std::string, Tensor>& inputs_;      // whole inputs given by placeholder name
+  const std::map<std::string, Tensor>& local_inputs_;  // local shards of inputs given by placeholder name
   std::map<std::string, ir::Spec> specs_;                                       // tensor name -> spec
   std::map<std::pair<std::string, int>, std::pair<ir::Spec, ir::Spec>> pre_;   // (node, arg) -> fwd_pre from, to
   std::map<std::string, std::vector<std::pair<ir::Spec, ir::Spec>>> post_;     // node -> fwd_post (from, to), in order
-  std::map<std::string, Tensor> values_;                                        // node -> local value in its spec
+  std::map<std::string, Tensor> values_;                                        // node -> local value in its spec, while still used
+  std::map<std::string, std::size_t> uses_left_;                                // node -> operand uses not yet run
   std::map<costs::CollectiveKind, int64_t> predicted_;                          // cost model ring bytes
 };
 
 }  // namespace
 
-void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule) {
-  if (schedule.mesh != mesh.shape) throw ir::InputError("schedule: its mesh differs from the run's");
+void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, const std::string& where) {
+  if (schedule.mesh != mesh.shape) throw ir::InputError(where + ": its mesh differs from the run's");
   std::map<std::string, std::string> specs;
-  for (const auto& t : schedule.specs) specs[t.tensor] = t.spec;
+  for (const auto& t : schedule.specs) {
+    if (!specs.emplace(t.tensor, t.spec).second) throw ir::InputError(where + ": tensor '" + t.tensor + "' has two specs");
+  }
+  std::set<std::string> tensors;
   auto check = [&](const std::string& tensor, const ir::TensorType& type) {
+    tensors.insert(tensor);
     auto it = specs.find(tensor);
-    if (it == specs.end()) throw ir::InputError("schedule: no spec for tensor '" + tensor + "'");
+    if (it == specs.end()) throw ir::InputError(where + ": no spec for tensor '" + tensor + "'");
     try {
       const ir::Spec spec = ir::parse_spec(it->second, mesh.rank());
       if (spec.rank() > static_cast<int>(type.shape.size())) throw ir::InputError("spec has more dims than the tensor");
       ir::local_shape(type.shape, spec, mesh);
     } catch (const ir::InputError& e) {
-      throw ir::InputError("schedule: tensor '" + tensor + "' " + ir::shape_string(type.shape) + ": " + e.what());
+      throw ir::InputError(where + ": tensor '" + tensor + "' " + ir::shape_string(type.shape) + ", spec '" + it->second +
+                           "': " + e.what());
     }
   };
   for (ir::Vertex v : graph.topological_order()) {
@@ -217,16 +245,36 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
     check(node.name, node.type);
     for (const ir::Param& p : node.params) check(node.name + "." + p.name, p.type);
   }
-  for (const auto& d : schedule.directives) {
-    if (!graph.find(d.node)) throw ir::InputError("schedule: directive on unknown node '" + d.node + "'");
+  for (const auto& t : schedule.specs) {
+    if (!tensors.count(t.tensor)) throw ir::InputError(where + ": spec for tensor '" + t.tensor + "', which the graph lacks");
+  }
+  for (std::size_t i = 0; i < schedule.directives.size(); ++i) {
+    const auto& d = schedule.directives[i];
+    const std::string at = where + ": directive " + std::to_string(i) + " on '" + d.node + "'";
+    const auto v = graph.find(d.node);
+    if (!v) throw ir::InputError(where + ": directive " + std::to_string(i) + " on unknown node '" + d.node + "'");
+    if (d.kind != ir::DirectiveKind::sync) continue;
+    const auto arrow = d.sync_op.find("->");
+    if (arrow == std::string::npos) throw ir::InputError(at + ": sync '" + d.sync_op + "' is not FROM->TO");
+    try {
+      ir::parse_spec(d.sync_op.substr(0, arrow), mesh.rank());
+      ir::parse_spec(d.sync_op.substr(arrow + 2), mesh.rank());
+    } catch (const ir::InputError& e) {
+      throw ir::InputError(at + ": sync '" + d.sync_op + "': " + e.what());
+    }
+    if (d.arg >= static_cast<int>(graph.inputs_of(*v).size())) {
+      throw ir::InputError(at + ": arg " + std::to_string(d.arg) + " but the node has " +
+                           std::to_string(graph.inputs_of(*v).size()) + " operands");
+    }
   }
 }
 
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
                       uint64_t seed, const std::map<std::string, KernelFn>& kernels,
-                      const std::map<std::string, Tensor>& params, const std::map<std::string, Tensor>& inputs) {
+                      const std::map<std::string, Tensor>& params, const std::map<std::string, Tensor>& inputs,
+                      const std::map<std::string, Tensor>& local_inputs) {
   validate_schedule(graph, mesh, schedule);
-  return Run(graph, mesh, schedule, comm, seed, kernels, params, inputs).run();
+  return Run(graph, mesh, schedule, comm, seed, kernels, params, inputs, local_inputs).run();
 }
 
 }  // namespace shardsynth::runtime

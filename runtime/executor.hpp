@@ -27,6 +27,7 @@ namespace shardsynth::runtime {
 
 struct RunResult {
   Tensor output;                                       // the graph output, gathered whole on every rank
+  std::map<std::string, Tensor> outputs;               // every output node by name: this rank's shard in the node's spec
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent per kind while executing the plan
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
 };
@@ -35,17 +36,24 @@ struct RunResult {
 // every node and parameter has a spec that parses and divides its shape, and
 // every sync names a node of the graph. Throws ir::InputError naming the
 // node. Every rank gets the same answer, so a bad schedule stops every rank
-// before anything is sent.
-void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule);
+// before anything is sent. Specs of tensors the graph lacks, and syncs whose
+// FROM->TO text does not parse or names an operand the node lacks, are errors
+// too. `where` (the schedule's file) starts every message.
+void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule,
+                       const std::string& where = "schedule");
 
 // Throws std::invalid_argument naming the node when the schedule lacks a
 // spec, names an unknown node, or gives an op a layout its kernel cannot run.
 // `kernels` runs each op on local shards (the backend's table, keyed by op
 // kind; the CPU reference kernels by default); `params` and `inputs`
 // override the seeded values of parameters (by full or tied-to name) and
-// graph inputs (by placeholder name) with whole tensors.
+// graph inputs (by placeholder name) with whole tensors; `local_inputs`
+// gives placeholders by name as this rank's shard already in the
+// placeholder's spec (a pipeline stage's received tensors), and wins over
+// `inputs`.
 RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
                       uint64_t seed, const std::map<std::string, KernelFn>& kernels = reference_kernels(),
-                      const std::map<std::string, Tensor>& params = {}, const std::map<std::string, Tensor>& inputs = {});
+                      const std::map<std::string, Tensor>& params = {}, const std::map<std::string, Tensor>& inputs = {},
+                      const std::map<std::string, Tensor>& local_inputs = {});
 
 }  // namespace shardsynth::runtime

@@ -15,6 +15,7 @@ namespace shardsynth::runtime {
 namespace {
 
 constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
+constexpr int kP2pTag = 7;                       // tag of every send()/recv() message
 
 
 using costs::CollectiveKind;
@@ -128,6 +129,34 @@ Tensor MpiCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, in
   SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
   count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * kFloatBytes));
   return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
+}
+
+void MpiCommunicator::check_peer(int peer) const {
+  if (peer < 0 || peer >= size_ || peer == rank_) {
+    throw std::invalid_argument("rank " + std::to_string(rank_) + ": no peer rank " + std::to_string(peer) + " among " +
+                                std::to_string(size_) + " ranks");
+  }
+}
+
+void MpiCommunicator::send(const Tensor& t, int peer) {
+  check_peer(peer);
+  SHARDSYNTH_MPI_CHECK(MPI_Send(t.data.data(), to_int_count(t.data.size()), MPI_FLOAT, peer, kP2pTag, world_));
+  count_p2p_bytes(t.numel() * kFloatBytes);
+}
+
+Tensor MpiCommunicator::recv(const std::vector<int64_t>& shape, int peer) {
+  check_peer(peer);
+  Tensor out = zeros(shape);
+  MPI_Status status;
+  const int expected = to_int_count(out.data.size());
+  SHARDSYNTH_MPI_CHECK(MPI_Recv(out.data.data(), expected, MPI_FLOAT, peer, kP2pTag, world_, &status));
+  int received = 0;
+  SHARDSYNTH_MPI_CHECK(MPI_Get_count(&status, MPI_FLOAT, &received));
+  if (received != expected) {
+    throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(expected) +
+                             " elements from rank " + std::to_string(peer) + " but got " + std::to_string(received));
+  }
+  return out;
 }
 
 void MpiCommunicator::barrier() { SHARDSYNTH_MPI_CHECK(MPI_Barrier(world_)); }

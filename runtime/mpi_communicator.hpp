@@ -35,11 +35,15 @@ class MpiCommunicator final : public Communicator {
   Tensor all_reduce(const Tensor& t, int axis) override;
   Tensor all_to_all(const Tensor& t, int src_dim, int dst_dim, int axis, int64_t dst_blocks = 1,
                     int64_t src_blocks = 1) override;
+  // On the world communicator, one tag for all point-to-point messages.
+  void send(const Tensor& t, int peer) override;
+  Tensor recv(const std::vector<int64_t>& shape, int peer) override;
   void barrier() override;
   [[noreturn]] void abort(const std::string& message) override;
 
  private:
   MPI_Comm axis_comm(int axis);
+  void check_peer(int peer) const;
 
   std::vector<int64_t> mesh_shape_;     // devices along each mesh axis
   MPI_Comm world_ = MPI_COMM_WORLD;     // duplicate of the world communicator given

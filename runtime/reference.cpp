@@ -105,10 +105,22 @@ const std::map<std::string, KernelFn>& reference_kernels() {
   return table;
 }
 
-std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
-                                            const std::map<std::string, Tensor>& inputs,
-                                            const std::map<std::string, Tensor>& given_params) {
+namespace {
+
+// run_reference's walk; with `outputs_only`, values other than output nodes'
+// are dropped after their last use.
+std::map<std::string, Tensor> walk(const ir::Graph& graph, uint64_t seed, const std::map<std::string, Tensor>& inputs,
+                                   const std::map<std::string, Tensor>& given_params, bool outputs_only) {
   std::map<std::string, Tensor> values;  // node name -> output
+  std::map<std::string, std::size_t> uses_left;  // node name -> operand uses not yet run
+  for (ir::Vertex v : graph.topological_order()) uses_left[graph.node(v).name] = graph.users_of(v).size();
+  auto used = [&](ir::Vertex v) {
+    if (!outputs_only) return;
+    for (ir::Vertex in : graph.inputs_of(v)) {
+      const ir::Node& producer = graph.node(in);
+      if (--uses_left[producer.name] == 0 && producer.kind != ir::kOutput) values.erase(producer.name);
+    }
+  };
   std::map<std::string, Tensor> params;  // full (or tied-to) param name -> seeded value
   const auto& kernels = reference_kernels();
   for (ir::Vertex v : graph.topological_order()) {
@@ -135,7 +147,24 @@ std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t see
       call.params[p.name] = &it->second;
     }
     values[node.name] = kernel->second(call);
+    used(v);
   }
+  return values;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t seed,
+                                            const std::map<std::string, Tensor>& inputs,
+                                            const std::map<std::string, Tensor>& given_params) {
+  return walk(graph, seed, inputs, given_params, false);
+}
+
+std::map<std::string, Tensor> run_reference_outputs(const ir::Graph& graph, uint64_t seed,
+                                                    const std::map<std::string, Tensor>& inputs,
+                                                    const std::map<std::string, Tensor>& given_params) {
+  std::map<std::string, Tensor> values = walk(graph, seed, inputs, given_params, true);
+  std::erase_if(values, [&](const auto& entry) { return graph.node(*graph.find(entry.first)).kind != ir::kOutput; });
   return values;
 }
 

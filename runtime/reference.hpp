@@ -54,4 +54,10 @@ std::map<std::string, Tensor> run_reference(const ir::Graph& graph, uint64_t see
                                             const std::map<std::string, Tensor>& inputs = {},
                                             const std::map<std::string, Tensor>& params = {});
 
+// As run_reference, but returns the output nodes' values only and drops every
+// other value after its last use, so memory holds the live tensors alone.
+std::map<std::string, Tensor> run_reference_outputs(const ir::Graph& graph, uint64_t seed,
+                                                    const std::map<std::string, Tensor>& inputs = {},
+                                                    const std::map<std::string, Tensor>& params = {});
+
 }  // namespace shardsynth::runtime

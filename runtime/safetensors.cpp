@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
+#include "ir/tensor.hpp"
 
 namespace shardsynth::runtime {
 
@@ -72,7 +74,10 @@ struct Entry {
 }  // namespace
 
 std::map<std::string, Tensor> read_safetensors(const std::string& path) {
-  const std::string bytes = ir::read_file(path);
+  return parse_safetensors(ir::read_file(path), path);
+}
+
+std::map<std::string, Tensor> parse_safetensors(const std::string& bytes, const std::string& path) {
   const auto fail = [&](const std::string& what) { throw ir::InputError(path + ": " + what); };
   if (bytes.size() < 8) {
     fail("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
@@ -85,8 +90,8 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_len));
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("header is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    fail("header is not valid JSON (" + ir::json_parse_failure(e) + ")");
   }
   if (!header.is_object()) fail("header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - header_len;
@@ -109,16 +114,23 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
     if (elem == 0) fail(where + "unknown dtype '" + entry.dtype + "' (supported: F32, F16, BF16, I64, I32)");
     if (!info.contains("shape")) fail(where + "missing \"shape\"");
     if (!info["shape"].is_array()) fail(where + "\"shape\" is not an array");
-    uint64_t numel = 1;
     for (const auto& extent : info["shape"]) {
       if (!extent.is_number_unsigned()) fail(where + "\"shape\" holds something other than a non-negative integer");
       const uint64_t e = extent.get<uint64_t>();
-      if (e != 0 && numel > data_size / e) {
-        numel = std::numeric_limits<uint64_t>::max() / 16;  // larger than any data section: a size mismatch below
-      } else {
-        numel *= e;
-      }
-      entry.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(e, std::numeric_limits<int64_t>::max())));
+      if (e > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(where + "extent " + std::to_string(e) + " is beyond int64");
+      entry.shape.push_back(static_cast<int64_t>(e));
+    }
+    // Checked product: a shape whose byte size int64 cannot count needs more
+    // than any file holds (Tensor::numel multiplies in order, so this holds
+    // even when a later extent is 0).
+    bool too_big = false;
+    uint64_t need = 0;
+    try {
+      const auto numel = static_cast<uint64_t>(ir::num_elements(entry.shape));
+      too_big = numel > std::numeric_limits<uint64_t>::max() / elem;
+      if (!too_big) need = numel * elem;
+    } catch (const ir::InputError&) {
+      too_big = true;
     }
     if (!info.contains("data_offsets")) fail(where + "missing \"data_offsets\"");
     const auto& offsets = info["data_offsets"];
@@ -132,10 +144,9 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
       fail(where + "data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
            "] are out of range (data section is " + std::to_string(data_size) + " bytes)");
     }
-    if (entry.end - entry.begin != numel * elem) {
+    if (too_big || entry.end - entry.begin != need) {
       fail(where + "data_offsets span " + std::to_string(entry.end - entry.begin) + " bytes but shape * " +
-           entry.dtype + " size needs " + (numel > data_size ? std::string("more than the file holds")
-                                                              : std::to_string(numel * elem)));
+           entry.dtype + " size needs " + (too_big ? std::string("more than the file holds") : std::to_string(need)));
     }
     entries.push_back(std::move(entry));
   }

@@ -19,6 +19,9 @@ namespace shardsynth::runtime {
 // out of range, overlapping or not matching shape * dtype size, an unknown
 // dtype, or an integer id beyond 2^24.
 std::map<std::string, Tensor> read_safetensors(const std::string& path);
+// The same for the file's bytes already in memory; `where` (the file name)
+// starts every message. The fuzz harness calls it directly.
+std::map<std::string, Tensor> parse_safetensors(const std::string& bytes, const std::string& where);
 
 // Writes `tensors` as F32 in name order (the same bytes for the same
 // tensors) through ir::write_file_atomic. Throws std::invalid_argument naming

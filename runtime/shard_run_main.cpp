@@ -2,7 +2,11 @@
 // per device, and optionally check it against the unsharded model.
 //
 //   mpirun -np 8 shard-run --schedule plan.json --check gpt2 --layers 2
+//   mpirun -np 8 shard-run --schedule staged.json --micro-batches 4 --check gpt2 --layers 4
 //
+// --schedule takes an intra-op schedule ("shardsynth.schedule/1") or a
+// pipeline-staged one ("shardsynth.staged_schedule/1", run by
+// runtime/shard_run_staged.hpp); the JSON "format" field decides.
 // --params and --input load parameters and graph inputs from safetensors
 // files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
 // gathered graph output.
@@ -20,21 +24,25 @@
 
 #include "costs/collective.hpp"
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
+#include "ir/staged_schedule.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/safetensors.hpp"
+#include "runtime/shard_run_plan.hpp"
+#include "runtime/shard_run_staged.hpp"
 
 namespace {
 
 using namespace shardsynth;
 
 // Relative tolerance of --check: fp32 sums in a different order.
-constexpr double kTolerance = 1e-5;
+constexpr double kTolerance = runtime::kCheckTolerance;
 
 struct Flags {
   std::string schedule_path;   // --schedule
@@ -44,6 +52,9 @@ struct Flags {
   std::string params_path;     // --params: parameters by full name (safetensors)
   std::string input_path;      // --input: graph inputs by placeholder name (safetensors)
   std::string output_path;     // --output: where rank 0 writes the graph output (safetensors)
+  int micro_batches = 1;       // --micro-batches: micro-batches a staged schedule streams
+  runtime::PlanFlags plan;     // --mesh, --stages, --stage-balance, --cost-model: plan stages in-process
+  bool planning_options = false;  // whether --mesh, --stage-balance or --cost-model was given
   ir::ModelFlags model;        // model subcommand flags
 };
 
@@ -121,21 +132,66 @@ std::map<std::string, runtime::Tensor> load_inputs(const ir::Graph& graph, const
   return inputs;
 }
 
+nlohmann::json read_schedule_json(const std::string& path) {
+  try {
+    return nlohmann::json::parse(ir::read_file(path));
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers no double holds
+    throw ir::InputError(path + ": not valid JSON (" + ir::json_parse_failure(e) + ")");
+  }
+}
+
+bool is_staged(const nlohmann::json& json) {
+  return json.is_object() && json.contains("format") && json["format"] == ir::kStagedScheduleFormat;
+}
+
+// A pipeline-staged schedule, read or planned: the staged runtime does the rest.
+int run_staged(const Flags& flags, const std::string& model_name, const ir::Graph& graph, const ir::StagedSchedule& staged) {
+  if (!flags.input_path.empty() || !flags.output_path.empty()) {
+    throw ir::InputError(std::string(flags.input_path.empty() ? "--output" : "--input") +
+                         " is not supported with a staged schedule (inputs are seeded per micro-batch)");
+  }
+  runtime::StagedCommand command{model_name, flags.backend, {flags.seed, flags.micro_batches}, flags.check, {}};
+  if (!flags.params_path.empty()) command.params = load_params(graph, flags.params_path);
+  return runtime::run_staged_command(graph, staged, command);
+}
+
 int run(const Flags& flags, const std::string& model_name, int rank) {
   // Everything up to the communicator is checked by every rank alike, so a
   // bad input makes every rank exit 2 with the same message and nothing hangs.
   const ir::Graph graph = ir::build_model(flags.model, model_name);
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(ir::read_file(flags.schedule_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ir::InputError(flags.schedule_path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  if (flags.micro_batches < 1) {
+    throw ir::InputError("--micro-batches " + std::to_string(flags.micro_batches) + ": must be at least 1");
   }
-  const ir::Schedule schedule = ir::schedule_from_json(json);
+  if (flags.schedule_path.empty() == (flags.plan.stages == 0)) {
+    throw ir::InputError("give either --schedule FILE or --stages S (with --mesh) to plan in-process");
+  }
+  if (flags.plan.stages == 0 && flags.planning_options) {
+    throw ir::InputError("--mesh, --stage-balance and --cost-model need --stages: a schedule file carries its own plan");
+  }
+  if (flags.plan.stages != 0) {
+    if (flags.plan.stages < 1) throw ir::InputError("--stages " + std::to_string(flags.plan.stages) + ": must be at least 1");
+    runtime::PlanFlags plan = flags.plan;
+    plan.micro_batches = flags.micro_batches;
+    int status = run_staged(flags, model_name, graph, runtime::plan_in_process(graph, plan, MPI_COMM_WORLD));
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+  }
+  const nlohmann::json json = read_schedule_json(flags.schedule_path);
+  if (is_staged(json)) {
+    int status = run_staged(flags, model_name, graph, ir::staged_schedule_from_json(json));
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+  }
+  if (flags.micro_batches != 1) {
+    throw ir::InputError("--micro-batches " + std::to_string(flags.micro_batches) +
+                         " needs a staged schedule; " + flags.schedule_path + " is an intra-op schedule");
+  }
+  const ir::Schedule schedule = ir::schedule_from_json(json, flags.schedule_path);
   std::string shape_text;
   for (int64_t e : schedule.mesh) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(e);
   const ir::Mesh mesh = ir::parse_mesh(shape_text);
-  runtime::validate_schedule(graph, mesh, schedule);
+  runtime::validate_schedule(graph, mesh, schedule, flags.schedule_path);
+  if (!flags.output_path.empty()) ir::check_writable(flags.output_path);  // every rank: all stop alike
   const auto params = flags.params_path.empty() ? std::map<std::string, runtime::Tensor>{}
                                                 : load_params(graph, flags.params_path);
   const auto inputs = flags.input_path.empty() ? std::map<std::string, runtime::Tensor>{}
@@ -214,7 +270,17 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app{"shard-run: execute a shardsynth schedule, one MPI rank per device", "shard-run"};
   Flags flags;
-  app.add_option("--schedule", flags.schedule_path, "the schedule JSON written by `synth --schedule`")->required();
+  app.add_option("--schedule", flags.schedule_path,
+                 "the schedule JSON written by `synth --schedule`, intra-op or pipeline-staged");
+  app.add_option("--stages", flags.plan.stages,
+                 "instead of --schedule: plan S pipeline stages in-process (synth::plan_stages) on --mesh");
+  app.add_option("--mesh", flags.plan.mesh, "with --stages: the whole mesh, axis 0 = stages (4x2)");
+  app.add_option("--stage-balance", flags.plan.balance, "with --stages: cost (exact DP) or params (fairscale's rule)")
+      ->capture_default_str();
+  app.add_option("--cost-model", flags.plan.cost_model, "with --stages: alpha-beta or slapo")->capture_default_str();
+  app.add_option("--micro-batches", flags.micro_batches,
+                 "micro-batches a staged schedule streams through its stages (the model flags size one)")
+      ->capture_default_str();
   app.add_option("--backend", flags.backend, "cpu (MPI ranks) or cuda (one GPU per rank, NCCL)")->capture_default_str();
   app.add_option("--seed", flags.seed, "seed of the deterministic parameters and inputs")->capture_default_str();
   app.add_option("--params", flags.params_path,
@@ -222,12 +288,13 @@ int main(int argc, char** argv) {
   app.add_option("--input", flags.input_path, "safetensors file of graph inputs by placeholder name (input_ids)");
   app.add_option("--output", flags.output_path, "safetensors file rank 0 writes the graph output to");
   app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
+  app.fallthrough();  // before the subcommands, which inherit it: options may follow the model
   ir::add_model_subcommands(app, flags.model);
   app.require_subcommand(1);
-  app.fallthrough();
   int code = 0;
   try {
     app.parse(argc, argv);
+    flags.planning_options = app.count("--mesh") + app.count("--stage-balance") + app.count("--cost-model") > 0;
     code = run(flags, app.get_subcommands().front()->get_name(), rank);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {

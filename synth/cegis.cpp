@@ -8,7 +8,9 @@
 
 #include "ir/error.hpp"
 #include "synth/dual_bound.hpp"
+#include "synth/interrupt.hpp"
 #include "synth/reduction.hpp"
+#include "synth/z3_deadline.hpp"
 #include "synth/z3_encoding.hpp"
 
 namespace shardsynth::synth {
@@ -32,6 +34,7 @@ class Search {
         result_(result) {}
 
   void run() {
+    last_report_ = Clock::now();
     result_.original = size_of(scored_);
     first_ = options_.reduce ? reduce(scored_) : identity_reduction(scored_);
     if (first_.constant >= kForbidden) infeasible();
@@ -64,7 +67,7 @@ class Search {
 
   void raise_lower_bound(int64_t bound) { result_.lower_bound = std::max(result_.lower_bound, bound); }
 
-  bool out_of_time() const { return deadline_ && Clock::now() >= *deadline_; }
+  bool out_of_time() const { return (deadline_ && Clock::now() >= *deadline_) || interrupt_requested(); }
 
   void stop(const std::string& reason) {
     result_.stop_reason = reason;
@@ -76,6 +79,12 @@ class Search {
     it.relaxed = relaxed_;
     result_.iterations.push_back(std::move(it));
     if (on_iteration_) on_iteration_(result_.iterations.back());
+    last_report_ = Clock::now();
+  }
+
+  // Milliseconds from the last report (or the start) to `start`: the step's preparation.
+  double prepared_by(Clock::time_point start) const {
+    return std::chrono::duration<double, std::milli>(start - last_report_).count();
   }
 
   // What Z3 sees for "cost < bound": the kernel pruned at the gap and
@@ -110,6 +119,7 @@ class Search {
       DualOptions dual;
       dual.max_passes = 40;
       dual.deadline = deadline_;
+      dual.decode = false;  // only the bound is used here
       DualBound d = reparameterize(current, dual);
       if (d.constant >= kForbidden || n.constant + d.constant >= *bound) {
         n.empty = true;
@@ -127,6 +137,7 @@ class Search {
   // its constraints (and `false` when nothing survived narrowing).
   struct Check {
     z3::context ctx;
+    InterruptGuard guard{ctx};  // SIGINT interrupts the check (interrupt.hpp)
     Z3Encoding encoding;
     z3::solver solver;
 
@@ -134,6 +145,7 @@ class Search {
         : encoding(ctx, narrowed.empty ? Problem{} : narrowed.problem, kind), solver(ctx) {
       z3::params params(ctx);
       params.set("random_seed", 0u);
+      params.set("ctrl_c", false);  // SIGINT is ours (interrupt.hpp)
       if (timeout_ms > 0) params.set("timeout", timeout_ms);
       solver.set(params);
       solver.add(encoding.constraints());
@@ -180,6 +192,7 @@ class Search {
     if (d.primal.empty()) return;
     Iteration it;
     it.source = "dual";
+    it.prepare_ms = prepared_by(start);
     it.assignment = expand(first_, d.primal);
     it.cost = evaluate(scored_, it.assignment);
     it.solver_ms = ms_since(start);
@@ -230,13 +243,17 @@ class Search {
         solver.add(z3::implies(literal, below(*it.bound)));
       }
       const auto start = Clock::now();
+      it.prepare_ms = prepared_by(start);
       z3::check_result answer = z3::unknown;
-      if (probe && options_.probes == ProbeMode::assumptions) {
-        z3::expr_vector assumed(ctx);
-        assumed.push_back(literal);
-        answer = solver.check(assumed);
-      } else {
-        answer = solver.check();
+      {
+        const Z3Deadline watch(ctx, deadline_);
+        if (probe && options_.probes == ProbeMode::assumptions) {
+          z3::expr_vector assumed(ctx);
+          assumed.push_back(literal);
+          answer = solver.check(assumed);
+        } else {
+          answer = solver.check();
+        }
       }
       it.solver_ms = ms_since(start);
       if (answer == z3::sat) {
@@ -281,7 +298,7 @@ class Search {
   // Bisection against a tight lower bound: probes just above the bound, on
   // the kernel pruned at the probe, with a fresh solver each time. An unsat
   // raises the proven bound to the probe and doubles the step to the next
-  // one; a sat is a better incumbent and restarts the steps at 1. Probes
+  // one; a sat is a better incumbent and halves the step. Probes
   // near the bound prune nearly everything, so each check is small.
   void probe_pruned() {
     if (options_.max_iterations > 0 && static_cast<int>(result_.iterations.size()) >= options_.max_iterations) {
@@ -291,7 +308,19 @@ class Search {
     if (step_ <= 0) step_ = 1;
     Iteration it;
     it.bound = std::min(*best_, result_.lower_bound + step_);
-    const Narrowed narrowed = narrow(it.bound);
+    // A new incumbent within twice the lower bound: when narrowing at it
+    // leaves nothing, the proof is one check away, so ask that instead of
+    // climbing towards it from the bound.
+    std::optional<Narrowed> at_best;
+    if (it.bound != best_ && tried_best_ != best_ && *best_ - result_.lower_bound <= result_.lower_bound) {
+      tried_best_ = best_;
+      Narrowed n = narrow(best_);
+      if (n.empty) {
+        it.bound = best_;
+        at_best = std::move(n);
+      }
+    }
+    const Narrowed narrowed = at_best ? std::move(*at_best) : narrow(it.bound);
     result_.pruned = narrowed.empty ? ProblemSize{} : size_of(narrowed.problem);
     const int64_t constant = narrowed.constant;
     Check check(narrowed, options_.encoding, check_timeout());
@@ -299,13 +328,18 @@ class Search {
     z3::solver& solver = check.solver;
     solver.add(encoding.below(*it.bound - constant));
     const auto start = Clock::now();
-    const z3::check_result answer = solver.check();
+    it.prepare_ms = prepared_by(start);
+    z3::check_result answer = z3::unknown;
+    {
+      const Z3Deadline watch(check.ctx, deadline_);
+      answer = solver.check();
+    }
     it.solver_ms = ms_since(start);
     if (answer == z3::sat) {
       it.status = CheckStatus::sat;
       score(narrowed, encoding, solver.get_model(), it);
       improve(it);
-      step_ = 0;
+      step_ /= 2;  // the optimum is likely near the new incumbent: keep probing at half the distance
     } else if (answer == z3::unsat) {
       it.status = CheckStatus::unsat;
       raise_lower_bound(*it.bound);
@@ -337,6 +371,7 @@ class Search {
   // optimum, then one plain check below it for the proof.
   void optimize() {
     z3::context ctx;
+    InterruptGuard guard(ctx);
     Z3Encoding encoding(ctx, kernel_, options_.encoding);
     z3::optimize opt(ctx);
     z3::params params(ctx);
@@ -348,9 +383,14 @@ class Search {
     for (const auto& c : encoding.constraints()) opt.add(c);
     opt.minimize(encoding.cost_term());
     const auto start = Clock::now();
-    const z3::check_result answer = opt.check();
+    z3::check_result answer = z3::unknown;
+    {
+      const Z3Deadline watch(ctx, deadline_);
+      answer = opt.check();
+    }
     Iteration it;
     it.source = "z3-optimize";
+    it.prepare_ms = prepared_by(start);
     it.solver_ms = ms_since(start);
     if (answer == z3::unsat) infeasible();
     if (answer == z3::sat) {
@@ -375,8 +415,10 @@ class Search {
   Problem kernel_;               // first_.kernel, reparameterized when dual_bound is on
   int64_t offset_ = 0;           // scored_ cost = offset_ + kernel_ cost, for every kernel assignment
   std::optional<int64_t> best_;  // best cost so far
-  int64_t step_ = 0;             // bisection: distance of the next probe above the lower bound; 0 = restart at 1
+  int64_t step_ = 0;             // bisection: distance of the next probe above the lower bound; 0 = start at 1
+  std::optional<int64_t> tried_best_;  // bisection: the last incumbent whose narrowing was tried for an immediate proof
   bool done_ = false;
+  Clock::time_point last_report_;  // when the last step was reported (or the search began)
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ struct Iteration {
   Assignment assignment;                   // on sat: the assignment found
   int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
   double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
+  double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
   std::string source = "z3";               // "z3", "z3-optimize", or "dual" (decoded from the lower-bound pass)
   bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
 };

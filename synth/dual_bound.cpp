@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "synth/primal_heuristic.hpp"
 
@@ -72,7 +73,21 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::vector<int> position(n);
-  const PrimalHeuristic heuristic(problem);
+  std::optional<PrimalHeuristic> heuristic;
+  if (options.decode) heuristic.emplace(problem);
+  // Decodes an assignment from the current tables (greedy in sweep order)
+  // and polishes it; keeps it when it is the best feasible one so far.
+  auto decode = [&](bool forward) {
+    std::vector<int> sweep(order);
+    if (!forward) std::reverse(sweep.begin(), sweep.end());
+    Assignment x = heuristic->greedy(q, sweep);
+    const int64_t cost = heuristic->local_search(x);
+    if (cost < d.primal_cost && within_usage_limit(problem, x)) {
+      d.primal_cost = cost;
+      d.primal = std::move(x);
+    }
+  };
+  bool decoded = true;  // whether the last sweep's tables were decoded
   for (int pass = 0; pass < options.max_passes; ++pass) {
     if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) break;
     const bool forward = pass % 2 == 0;
@@ -127,15 +142,8 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
       }
     }
     ++d.passes;
-    // Decode an assignment from the current tables and polish it.
-    std::vector<int> sweep(order);
-    if (!forward) std::reverse(sweep.begin(), sweep.end());
-    Assignment x = heuristic.greedy(q, sweep);
-    const int64_t cost = heuristic.local_search(x);
-    if (cost < d.primal_cost && within_usage_limit(problem, x)) {
-      d.primal_cost = cost;
-      d.primal = x;
-    }
+    decoded = options.decode && (pass < options.decode_first || (pass + 1) % options.decode_every == 0);
+    if (decoded) decode(forward);
     const int64_t bound = current_bound(q, constant);
     if (bound > best_bound) {
       best_bound = bound;
@@ -145,6 +153,7 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
     }
     if (d.primal_cost <= bound) break;  // the decoded assignment is already optimal
   }
+  if (options.decode && !decoded) decode(d.passes % 2 == 1);  // the last sweep's tables (forward sweeps are the odd-numbered ones)
   // Forbidden entries are forbidden again; every table is left with minimum
   // 0, the minima in the constant.
   std::vector<const std::vector<int64_t>*> originals;

@@ -27,9 +27,12 @@ struct DualBound {
 };
 
 struct DualOptions {
-  int max_passes = 200;   // sweeps at most
+  int max_passes = 1000;  // sweeps at most (the bound on the IOPDDL problems still rises after 400)
   int stall_passes = 8;   // stop when the bound has not risen for this many sweeps
   std::optional<std::chrono::steady_clock::time_point> deadline;  // stop sweeping at this time
+  bool decode = true;     // decode and polish assignments (`primal`); off when only the bound is wanted
+  int decode_first = 4;   // decode after each of the first sweeps, this many
+  int decode_every = 16;  // then after every this-many-th sweep, and after the last one
 };
 
 DualBound reparameterize(const Problem& problem, const DualOptions& options = {});

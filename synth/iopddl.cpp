@@ -1,6 +1,9 @@
 #include "synth/iopddl.hpp"
 
+#include <cmath>
+
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
 
 namespace shardsynth::synth {
@@ -27,7 +30,8 @@ int64_t integer(const json& value, const std::string& where) {
   if (value.is_number_integer()) return value.get<int64_t>();
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d >= 0 && d <= 1e18) return static_cast<int64_t>(d);
+    // Range first: casting a double beyond int64 is undefined (found by fuzzing: 1.1e116).
+    if (d >= 0 && d <= 1e18 && d == std::floor(d)) return static_cast<int64_t>(d);
   }
   throw ir::InputError(where + ": expected an integer, got " + value.dump());
 }
@@ -62,6 +66,10 @@ Problem problem_from_iopddl(const json& root, const std::string& where) {
     if (interval.size() != 2) throw ir::InputError(where + ": nodes.intervals" + at + " is not [start, end]");
     node.live_from = interval[0];
     node.live_to = interval[1];
+    if (node.live_from < 0 || node.live_to < node.live_from) {
+      throw ir::InputError(where + ": nodes.intervals" + at + " is [" + std::to_string(node.live_from) + ", " +
+                           std::to_string(node.live_to) + "], not an interval of time steps");
+    }
     if (node.costs.empty()) throw ir::InputError(where + ": nodes.costs" + at + " has no strategies");
     if (node.usages.size() != node.costs.size()) {
       throw ir::InputError(where + ": nodes.usages" + at + " has " + std::to_string(node.usages.size()) + " entries for " +
@@ -69,6 +77,9 @@ Problem problem_from_iopddl(const json& root, const std::string& where) {
     }
     for (int64_t c : node.costs) {
       if (c < 0) throw ir::InputError(where + ": nodes.costs" + at + " holds the negative cost " + std::to_string(c));
+    }
+    for (int64_t u : node.usages) {
+      if (u < 0) throw ir::InputError(where + ": nodes.usages" + at + " holds the negative usage " + std::to_string(u));
     }
     problem.nodes.push_back(std::move(node));
   }
@@ -101,6 +112,9 @@ Problem problem_from_iopddl(const json& root, const std::string& where) {
   }
   if (p.contains("usage_limit") && !p.at("usage_limit").is_null()) {
     problem.usage_limit = integer(p.at("usage_limit"), where + ": usage_limit");
+    if (*problem.usage_limit < 0) {
+      throw ir::InputError(where + ": usage_limit " + std::to_string(*problem.usage_limit) + " is negative");
+    }
   }
   return problem;
 }
@@ -110,8 +124,8 @@ Problem load_iopddl(const std::string& path) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ir::InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    throw ir::InputError(path + ": not valid JSON (" + ir::json_parse_failure(e) + ")");
   }
   return problem_from_iopddl(root, path);
 }

@@ -9,13 +9,19 @@ std::string iteration_header(int index) {
   return "=================== Iter " + std::to_string(index) + " ===================";
 }
 
-std::string model_text(const Lowered& lowered, const Assignment& assignment) {
+std::string model_text(const std::vector<std::string>& labels, const Assignment& assignment) {
   std::string text = "[";
   for (std::size_t i = 0; i < assignment.size(); ++i) {
     if (i > 0) text += ", ";
-    text += lowered.problem.nodes[i].label + " = " + std::to_string(assignment[i]);
+    text += labels.at(i) + " = " + std::to_string(assignment[i]);
   }
   return text + "]";
+}
+
+std::string model_text(const Lowered& lowered, const Assignment& assignment) {
+  std::vector<std::string> labels;
+  for (const auto& node : lowered.problem.nodes) labels.push_back(node.label);
+  return model_text(labels, assignment);
 }
 
 std::string in_spec_text(const Lowered& lowered, int node, int strategy) {
@@ -36,19 +42,19 @@ std::string in_spec_text(const Lowered& lowered, int node, int strategy) {
   return text;
 }
 
-std::string format_iteration_table(const Lowered& lowered, const Assignment& a) {
+std::vector<IterationRow> iteration_rows(const Lowered& lowered, const Assignment& a) {
   const int mesh_rank = lowered.mesh.rank();
   const auto& graph = lowered.graph;
   const auto& problem = lowered.problem;
   const auto edges_into = edges_by_consumer(lowered);
 
-  std::vector<std::vector<std::string>> rows;
+  std::vector<IterationRow> rows;
   auto operand_row = [&](int e, const std::string& name) {
     const EdgeLabel& label = lowered.edges[e];
     const int consumer = lowered.owner[label.consumer];
     const auto& use = lowered.nodes[consumer].strategies[a[consumer]].operands[label.operand];
     rows.push_back({name, ir::to_string(output_spec(lowered, a, label.producer), mesh_rank), ir::to_string(use, mesh_rank),
-                    std::to_string(edge_cost(problem, problem.edges[e], a))});
+                    edge_cost(problem, problem.edges[e], a)});
   };
   for (ir::Vertex v : lowered.order) {
     const int n = lowered.owner[v];
@@ -64,11 +70,21 @@ std::string format_iteration_table(const Lowered& lowered, const Assignment& a) 
     }
     const StrategyInfo& s = label.strategies[a[n]];
     const std::string in_spec = in_spec_text(lowered, n, a[n]);
-    rows.push_back({node.name, in_spec, ir::to_string(s.output, mesh_rank), std::to_string(problem.nodes[n].costs[a[n]])});
+    rows.push_back({node.name, in_spec, ir::to_string(s.output, mesh_rank), problem.nodes[n].costs[a[n]]});
     for (int e : edges_into[v]) operand_row(e, "|-" + graph.node(lowered.edges[e].producer).name);
   }
-  rows.push_back({"Total", "", "", std::to_string(evaluate(problem, a))});
-  return ir::format_table({"Name", "InSpec", "OutSpec", "Cost"}, rows);
+  return rows;
+}
+
+std::string format_iteration_rows(const std::vector<IterationRow>& rows, int64_t total) {
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& row : rows) cells.push_back({row.name, row.in_spec, row.out_spec, std::to_string(row.cost)});
+  cells.push_back({"Total", "", "", std::to_string(total)});
+  return ir::format_table({"Name", "InSpec", "OutSpec", "Cost"}, cells);
+}
+
+std::string format_iteration_table(const Lowered& lowered, const Assignment& a) {
+  return format_iteration_rows(iteration_rows(lowered, a), evaluate(lowered.problem, a));
 }
 
 }  // namespace shardsynth::synth

@@ -40,11 +40,13 @@ int64_t edge_cost(const Problem& p, const ProblemEdge& edge, const Assignment& a
 }
 
 std::vector<int64_t> usage_check_points(const Problem& p) {
-  std::set<int64_t> points;
+  std::vector<int64_t> points;
   for (const auto& node : p.nodes) {
-    if (node.live_from < node.live_to) points.insert(node.live_from);
+    if (node.live_from < node.live_to) points.push_back(node.live_from);
   }
-  return {points.begin(), points.end()};
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  return points;
 }
 
 std::vector<std::vector<Incidence>> incidence_lists(const Problem& p) {
@@ -77,7 +79,7 @@ bool within_usage_limit(const Problem& p, const Assignment& a) {
   std::sort(events.begin(), events.end(), [](const auto& x, const auto& y) {
     return x.first != y.first ? x.first < y.first : x.second < y.second;
   });
-  int64_t used = 0;
+  __int128 used = 0;  // usages up to 10^18 each: their sum may pass int64
   for (std::size_t k = 0; k < events.size(); ++k) {
     used += events[k].second;
     const bool last_at_time = k + 1 == events.size() || events[k + 1].first != events[k].first;
@@ -87,24 +89,40 @@ bool within_usage_limit(const Problem& p, const Assignment& a) {
 }
 
 std::vector<std::vector<int>> usage_rows(const Problem& problem) {
-  std::set<std::vector<int>> seen;
-  std::vector<std::vector<int>> rows;
-  for (int64_t t : usage_check_points(problem)) {
-    std::vector<int> live;
-    for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
-      const auto& node = problem.nodes[i];
-      if (node.live_from <= t && t < node.live_to && !node.usages.empty()) live.push_back(static_cast<int>(i));
-    }
-    if (!live.empty() && seen.insert(live).second) rows.push_back(std::move(live));
+  // The live set at each check point, by a sweep over the nodes sorted by
+  // live_from (a node stays in `live` from its start until its end passes).
+  const std::vector<int64_t> points = usage_check_points(problem);
+  std::vector<int> by_start;
+  for (std::size_t i = 0; i < problem.nodes.size(); ++i) {
+    const auto& node = problem.nodes[i];
+    if (node.live_from < node.live_to && !node.usages.empty()) by_start.push_back(static_cast<int>(i));
   }
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](int a, int b) { return problem.nodes[a].live_from < problem.nodes[b].live_from; });
+  std::vector<std::vector<int>> sets;  // distinct consecutive live sets, ascending node index
+  std::vector<int> live;
+  std::size_t next = 0;
+  for (int64_t t : points) {
+    while (next < by_start.size() && problem.nodes[by_start[next]].live_from <= t) live.push_back(by_start[next++]);
+    std::erase_if(live, [&](int i) { return problem.nodes[i].live_to <= t; });
+    std::vector<int> row = live;
+    std::sort(row.begin(), row.end());
+    if (!row.empty() && (sets.empty() || sets.back() != row)) sets.push_back(std::move(row));
+  }
+  // Intervals are convex: a node live at two check points is live at every
+  // one between them, so a live set contained in a later (earlier) one is
+  // contained in the next (previous) set, and equal sets are consecutive
+  // unless a larger set lies between them (which drops both). Comparing each
+  // set with its neighbours therefore finds every non-maximal one; the first
+  // occurrence of a repeated maximal set is kept.
+  auto within = [](const std::vector<int>& inner, const std::vector<int>& outer) {
+    return outer.size() > inner.size() && std::includes(outer.begin(), outer.end(), inner.begin(), inner.end());
+  };
   std::vector<std::vector<int>> kept;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    bool contained = false;
-    for (std::size_t o = 0; o < rows.size() && !contained; ++o) {
-      contained = o != r && rows[o].size() > rows[r].size() &&
-                  std::includes(rows[o].begin(), rows[o].end(), rows[r].begin(), rows[r].end());
-    }
-    if (!contained) kept.push_back(rows[r]);
+  std::set<std::vector<int>> seen;
+  for (std::size_t r = 0; r < sets.size(); ++r) {
+    const bool contained = (r > 0 && within(sets[r], sets[r - 1])) || (r + 1 < sets.size() && within(sets[r], sets[r + 1]));
+    if (!contained && seen.insert(sets[r]).second) kept.push_back(sets[r]);
   }
   return kept;
 }
@@ -121,16 +139,16 @@ int64_t evaluate(const Problem& p, const Assignment& a) {
     }
     const int64_t c = p.nodes[i].costs[a[i]];
     if (c >= kForbidden) return kForbidden;
-    total += c;
+    total = cost_add(total, c);  // saturates: many costs below 10^18 may sum past int64
   }
   for (const auto& edge : p.edges) {
     const int64_t c = edge_cost(p, edge, a);
     if (c >= kForbidden) return kForbidden;
-    total += c;
+    total = cost_add(total, c);
   }
   if (p.usage_limit) {
     for (int64_t t : usage_check_points(p)) {
-      int64_t used = 0;
+      __int128 used = 0;  // usages up to 10^18 each: their sum may pass int64
       for (std::size_t i = 0; i < a.size(); ++i) {
         const auto& node = p.nodes[i];
         if (node.live_from <= t && t < node.live_to && !node.usages.empty()) used += node.usages[a[i]];

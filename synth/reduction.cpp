@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace shardsynth::synth {
@@ -13,7 +14,8 @@ int64_t add(int64_t a, int64_t b) { return (a >= kForbidden || b >= kForbidden) 
 // one merged edge per node pair (lo < hi), tables indexed [lo strategy][hi strategy].
 class Reducer {
  public:
-  explicit Reducer(const Problem& p) : original_(p), alive_(p.nodes.size(), true), node_rows_(p.nodes.size()) {
+  explicit Reducer(const Problem& p)
+      : original_(p), alive_(p.nodes.size(), true), adjacent_(p.nodes.size()), node_rows_(p.nodes.size()) {
     if (p.usage_limit) {
       rows_ = usage_rows(p);
       for (std::size_t r = 0; r < rows_.size(); ++r) {
@@ -90,7 +92,11 @@ class Reducer {
       t = transpose(t);
     }
     auto [it, fresh] = edges_.try_emplace({u, v}, std::move(t));
-    if (fresh) return;
+    if (fresh) {
+      adjacent_[u].insert(v);
+      adjacent_[v].insert(u);
+      return;
+    }
     for (std::size_t a = 0; a < it->second.size(); ++a) {
       for (std::size_t b = 0; b < it->second[a].size(); ++b) it->second[a][b] = add(it->second[a][b], t[a][b]);
     }
@@ -99,15 +105,13 @@ class Reducer {
   // Table of edge (u, v) oriented [u strategy][v strategy].
   Table table(int u, int v) const { return u < v ? edges_.at({u, v}) : transpose(edges_.at({v, u})); }
 
-  std::vector<int> neighbours(int u) const {
-    std::vector<int> out;
-    for (const auto& [key, t] : edges_) {
-      if (key.first == u) out.push_back(key.second);
-      if (key.second == u) out.push_back(key.first);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+  void erase_edge(int u, int v) {
+    edges_.erase({std::min(u, v), std::max(u, v)});
+    adjacent_[u].erase(v);
+    adjacent_[v].erase(u);
   }
+
+  std::vector<int> neighbours(int u) const { return {adjacent_[u].begin(), adjacent_[u].end()}; }
 
   // Removes strategies of u not in `keep` (positions), from costs and incident tables.
   void keep_strategies(int u, const std::vector<bool>& keep) {
@@ -119,14 +123,15 @@ class Reducer {
       kept.costs.push_back(w.costs[s]);
       kept.usages.push_back(w.usages[s]);
     }
-    for (auto& [key, t] : edges_) {
-      if (key.first == u) {
+    for (int v : adjacent_[u]) {
+      Table& t = edges_.at({std::min(u, v), std::max(u, v)});
+      if (u < v) {
         Table nt;
         for (std::size_t s = 0; s < keep.size(); ++s) {
           if (keep[s]) nt.push_back(t[s]);
         }
         t = std::move(nt);
-      } else if (key.second == u) {
+      } else {
         for (auto& row : t) {
           std::vector<int64_t> nr;
           for (std::size_t s = 0; s < keep.size(); ++s) {
@@ -232,12 +237,12 @@ class Reducer {
       nodes_[u].costs[a] = add(nodes_[u].costs[a], add(t[a][f[a]], nodes_[v].costs[f[a]]));
       choices_[v][nodes_[u].strategies[a]] = nodes_[v].strategies[f[a]];
     }
-    edges_.erase({std::min(u, v), std::max(u, v)});
+    erase_edge(u, v);
     for (int x : neighbours(v)) {
       const Table tx = table(v, x);
       Table moved(t.size());
       for (std::size_t a = 0; a < t.size(); ++a) moved[a] = tx[f[a]];
-      edges_.erase({std::min(v, x), std::max(v, x)});
+      erase_edge(v, x);
       add_edge(u, x, moved);
     }
     alive_[v] = false;
@@ -293,7 +298,7 @@ class Reducer {
       }
       add_edge(v, x, product);
     }
-    for (int v : nbrs) edges_.erase({std::min(u, v), std::max(u, v)});
+    for (int v : nbrs) erase_edge(u, v);
     alive_[u] = false;
     order_.push_back(std::move(record));
   }
@@ -338,6 +343,7 @@ class Reducer {
   std::vector<Work> nodes_;
   std::vector<bool> alive_;
   std::map<std::pair<int, int>, Table> edges_;
+  std::vector<std::set<int>> adjacent_;      // per node: the nodes it shares an edge with (keys of edges_)
   std::vector<std::vector<int>> rows_;       // usage rows (usage_rows) over node indices
   std::vector<std::vector<int>> node_rows_;  // per node: the usage rows it is in
   std::vector<Elimination> order_;

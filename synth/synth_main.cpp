@@ -13,15 +13,24 @@
 
 #include "costs/cost_model.hpp"
 #include "ir/error.hpp"
+#include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
 #include "ir/graph_table.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
+#include "synth/cost_plot.hpp"
+#include "synth/graphviz.hpp"
+#include "synth/interrupt.hpp"
 #include "synth/iopddl.hpp"
 #include "synth/iteration_table.hpp"
 #include "synth/plans.hpp"
+#include "synth/progress_line.hpp"
+#include "synth/stage_report.hpp"
+#include "synth/stages.hpp"
 #include "synth/synthesizer.hpp"
+#include "synth/trace_command.hpp"
+#include "synth/trace_jsonl.hpp"
 
 namespace {
 
@@ -49,6 +58,7 @@ struct Flags {
   std::string export_path;               // --export-problem: write the problem in contest format
   std::string verify_path;               // --verify: score this contest solution instead of searching
   double time_limit = 0;                 // --time-limit, seconds; 0 = none
+  int64_t memory_limit_mb = 0;           // --memory-limit, megabytes of Z3 memory; 0 = none
   std::string encoding = "pseudo-boolean";  // --encoding
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
@@ -56,7 +66,35 @@ struct Flags {
   std::vector<std::string> pins;         // --pin TENSOR=SPEC (or TENSOR!=SPEC)
   std::vector<std::string> forbids;      // --forbid TENSOR=SPEC
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
+  std::string trace_path;                // --trace: write the search as JSON lines (docs/trace_jsonl.md)
+  std::string dot_path;                  // --dot: write the plan as a Graphviz digraph
+  std::string svg_path;                  // --svg: render the plan (and the cost plot beside it) with dot
+  int stages = 0;                        // --stages: pipeline stages (mesh axis 0); 0 = no pipeline
+  std::string stage_balance = "cost";    // --stage-balance: params or cost
+  int micro_batches = 1;                 // --micro-batches, for the pipeline time
 };
+
+// The run's options as recorded in a trace's header.
+nlohmann::json trace_options(const Flags& flags, const std::string& model_name, const std::string& unit) {
+  return {{"model", model_name == "graph" ? flags.model.graph_path : model_name},
+          {"mesh", flags.mesh_file.empty() ? flags.mesh : flags.mesh_file},
+          {"cost_model", flags.cost_model}, {"unit", unit}, {"mode", flags.mode}, {"memory", flags.memory},
+          {"strategy", flags.strategy}, {"encoding", flags.encoding}, {"plan", flags.plan},
+          {"pins", flags.pins}, {"forbids", flags.forbids}};
+}
+
+// --dot and --svg: the plan as a digraph, rendered, and the cost plot beside it.
+void write_pictures(const Flags& flags, const synth::SynthResult& result, const std::optional<std::string>& dot_binary,
+                    const std::string& unit) {
+  if (flags.dot_path.empty() && flags.svg_path.empty()) return;
+  const std::string dot = synth::plan_dot(result.lowered, result.search.best);
+  if (!flags.dot_path.empty()) ir::write_file_atomic(flags.dot_path, dot);
+  if (flags.svg_path.empty()) return;
+  const std::string graph_svg = synth::render_svg(*dot_binary, dot);
+  ir::write_file_atomic(flags.svg_path, graph_svg);
+  ir::write_file_atomic(synth::cost_plot_path(flags.svg_path),
+                        synth::cost_plot_svg(synth::plot_steps(result.search.iterations), unit));
+}
 
 ir::Mesh make_mesh(const Flags& flags) {
   ir::Mesh mesh = flags.mesh_file.empty() ? ir::parse_mesh(flags.mesh)
@@ -69,8 +107,8 @@ ir::Mesh make_mesh(const Flags& flags) {
 nlohmann::json parse_json(const std::string& text, const std::string& where) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ir::InputError(where + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    throw ir::InputError(where + ": not valid JSON (" + ir::json_parse_failure(e) + ")");
   }
 }
 
@@ -129,19 +167,38 @@ std::string step_line(const synth::Iteration& it) {
   } else {
     line += it.status == synth::CheckStatus::unsat ? "unsat" : "unknown";
   }
-  char ms[32];
-  std::snprintf(ms, sizeof ms, " [%.1f ms]", it.solver_ms);
+  char ms[64];
+  std::snprintf(ms, sizeof ms, " [%.1f ms; prepared in %.1f ms]", it.solver_ms, it.prepare_ms);
   return line + ms;
 }
+
+// Names why an unproven search stopped: "interrupted (SIGINT)" once Ctrl-C
+// was pressed, "memory limit" for Z3's memory limit, else Z3's own reason.
+void label_stop_reason(synth::CegisResult& search) {
+  if (search.proven_optimal) return;
+  if (synth::interrupt_requested()) {
+    search.stop_reason = "interrupted (SIGINT)";
+  } else if (search.stop_reason.find("memout") != std::string::npos ||
+             search.stop_reason.find("memory") != std::string::npos) {
+    search.stop_reason = "memory limit";
+  }
+}
+
+// "lower bound L, gap G%" of an unproven search.
+std::string gap_text(const synth::CegisResult& search) {
+  char gap[64];
+  std::snprintf(gap, sizeof gap, "%.4f%%", 100.0 * search.relative_gap());
+  return "lower bound " + std::to_string(search.lower_bound) + ", gap " + gap;
+}
+
+// The exit code of a search that ended normally: 130 after Ctrl-C.
+int exit_code() { return synth::interrupt_requested() ? 130 : 0; }
 
 // The summary line: the cost, and either the proof or the labelled gap.
 std::string verdict(const synth::CegisResult& search) {
   if (search.best.empty()) return "no feasible assignment found (" + search.stop_reason + ")";
   if (search.proven_optimal) return "cost " + std::to_string(search.best_cost) + ", proven optimal";
-  char gap[64];
-  std::snprintf(gap, sizeof gap, "%.4f%%", 100.0 * search.relative_gap());
-  return "cost " + std::to_string(search.best_cost) + ", NOT proven optimal (" + search.stop_reason + "): lower bound " +
-         std::to_string(search.lower_bound) + ", gap " + gap;
+  return "cost " + std::to_string(search.best_cost) + ", NOT proven optimal (" + search.stop_reason + "): " + gap_text(search);
 }
 
 // `synth --iopddl FILE --verify SOLUTION`: the contest's evaluation of a
@@ -163,24 +220,32 @@ int verify_solution(const synth::Problem& problem, const std::string& path) {
 
 // `synth --iopddl FILE`: a contest problem, solved as a plain Problem.
 int run_iopddl(const Flags& flags) {
-  const synth::Problem problem = synth::load_iopddl(flags.iopddl);
-  if (!flags.export_path.empty()) {
-    ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(problem).dump() + "\n");
+  if (!flags.trace_path.empty() || !flags.dot_path.empty() || !flags.svg_path.empty()) {
+    throw ir::InputError("--trace, --dot and --svg need a model, not --iopddl");
   }
-  if (!flags.verify_path.empty()) return verify_solution(problem, flags.verify_path);
-  const synth::CegisResult search = synth::solve_problem(problem, cegis_options(flags), [&](const synth::Iteration& it) {
+  const synth::Problem problem = synth::load_iopddl(flags.iopddl);
+  if (!flags.verify_path.empty()) {
+    const int verdict = verify_solution(problem, flags.verify_path);
+    if (!flags.export_path.empty()) ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(problem).dump() + "\n");
+    return verdict;
+  }
+  synth::CegisResult search = synth::solve_problem(problem, cegis_options(flags), [&](const synth::Iteration& it) {
     if (!flags.quiet) {
       std::puts(step_line(it).c_str());
       std::fflush(stdout);
     }
   });
+  label_stop_reason(search);
   if (flags.verbose) std::fprintf(stderr, "[debug] %s\n", search_summary(search).c_str());
   std::printf("%s: %s\n", problem.name.c_str(), verdict(search).c_str());
   std::fflush(stdout);
+  // Outputs are written only once the search has succeeded, so a bad input
+  // found on the way leaves none of them behind.
+  if (!flags.export_path.empty()) ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(problem).dump() + "\n");
   if (!flags.solution_path.empty() && !search.best.empty()) {
     ir::write_file_atomic(flags.solution_path, synth::solution_to_iopddl(search.best).dump() + "\n");
   }
-  return 0;
+  return exit_code();
 }
 
 int run(const Flags& flags, const std::string& model_name) {
@@ -196,6 +261,10 @@ int run(const Flags& flags, const std::string& model_name) {
     log->set_level(spdlog::level::debug);
   }
 
+  std::optional<std::string> dot_binary;
+  if (!flags.svg_path.empty() && !(dot_binary = synth::find_dot_binary())) {
+    throw ir::InputError("--svg needs Graphviz's dot on PATH (install the graphviz package, or write --dot FILE instead)");
+  }
   std::vector<std::string> warnings;  // unknown ops kept replicated
   const ir::Graph graph = ir::build_model(flags.model, model_name, &warnings);
   for (const auto& warning : warnings) log->warn("{}", warning);
@@ -214,35 +283,58 @@ int run(const Flags& flags, const std::string& model_name) {
   if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
+  if (flags.stages > 0) {  // pipeline stages: see synth/stages.hpp
+    if (flags.evaluate || !flags.export_path.empty() || !flags.solution_path.empty()) {
+      throw ir::InputError("--stages cannot be combined with evaluate, --export-problem or --solution");
+    }
+    const synth::StageOptions stage_options{flags.stages, synth::parse_stage_balance(flags.stage_balance), flags.micro_batches};
+    const auto plan = synth::plan_stage_layout(graph, mesh, *model, options, stage_options);
+    log->debug("stage ranges: {} asked, {} solved, {} reused", plan.cache.ranges, plan.cache.solved, plan.cache.reused);
+    std::fputs(synth::stage_report(plan, model->unit()).c_str(), stdout);
+    std::fflush(stdout);
+    if (!flags.schedule_path.empty()) ir::write_file_atomic(flags.schedule_path, ir::to_json(plan.schedule).dump(2) + "\n");
+    return 0;
+  }
   if (flags.evaluate) {
     if (flags.schedule_path.empty()) throw ir::InputError("evaluate needs --schedule FILE");
-    const auto schedule = ir::schedule_from_json(parse_json(ir::read_file(flags.schedule_path), flags.schedule_path));
-    const auto result = synth::evaluate_schedule(graph, mesh, *model, options, schedule);
+    const auto schedule =
+        ir::schedule_from_json(parse_json(ir::read_file(flags.schedule_path), flags.schedule_path), flags.schedule_path);
+    const auto result = [&] {
+      try {
+        return synth::evaluate_schedule(graph, mesh, *model, options, schedule);
+      } catch (const ir::InputError& e) {
+        throw ir::InputError(flags.schedule_path + ": " + e.what());
+      }
+    }();
     out->info("{}\n", ir::as_logged(synth::format_iteration_table(result.lowered, result.search.best)));
     std::fputs(("Schedule cost: " + std::to_string(result.search.best_cost) + " " + model->unit() + "\n").c_str(), stdout);
     return 0;
   }
+  std::string export_text;  // written with the other outputs, after the search
   if (!flags.export_path.empty()) {
     const synth::Lowered lowered = synth::lower(graph, mesh, *model, options.lower);
-    ir::write_file_atomic(flags.export_path, synth::problem_to_iopddl(lowered.problem).dump() + "\n");
+    export_text = synth::problem_to_iopddl(lowered.problem).dump() + "\n";
   }
+  std::optional<synth::JsonlTraceWriter> trace;
+  if (!flags.trace_path.empty()) trace.emplace(flags.trace_path, trace_options(flags, model_name, model->unit()));
+  auto progress = synth::ProgressLine::for_stderr(flags.quiet);
   std::optional<int64_t> best_seen;
   auto result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
-    out->info(synth::iteration_header(it.index));
-    log->debug("solver call {}: {} below {}: {:.3f} ms", it.index,
-               it.status == synth::CheckStatus::sat ? "sat" : it.status == synth::CheckStatus::unsat ? "unsat" : "unknown",
-               it.bound ? std::to_string(*it.bound) : "any", it.solver_ms);
-    if (it.status == synth::CheckStatus::sat) {
-      best_seen = it.cost;
-      out->info(synth::model_text(lowered, it.assignment));
-      out->info("{}\n", ir::as_logged(synth::format_iteration_table(lowered, it.assignment)));
-    } else if (it.status == synth::CheckStatus::unsat && it.bound == best_seen) {
-      out->info("Cannot find better solutions");
-    } else if (it.status == synth::CheckStatus::unsat) {
-      out->info("No solution below {}", *it.bound);
-    }
+    progress.clear();
+    // The block `synth trace FILE --iter N` re-prints from the trace.
+    std::string block = synth::iteration_block(synth::problem_labels(lowered), synth::iteration_to_json(lowered, it), best_seen);
+    block.pop_back();
+    out->info("{}", block);
+    log->debug("solver call {}: {} below {}: {:.3f} ms (prepared in {:.3f} ms)", it.index, synth::status_name(it.status),
+               it.bound ? std::to_string(*it.bound) : "any", it.solver_ms, it.prepare_ms);
+    if (it.status == synth::CheckStatus::sat) best_seen = it.cost;
+    if (trace) trace->add(lowered, it);
+    progress.update(it);
   });
+  progress.clear();
+  if (trace) trace->finish();
 
+  label_stop_reason(result.search);
   const auto& search = result.search;
   log->debug("{}", search_summary(search));
   int64_t usage = 0;
@@ -255,19 +347,22 @@ int run(const Flags& flags, const std::string& model_name) {
             flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(), z3_calls,
             search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
   std::string text = search.proven_optimal ? "\nBest solution:\n"
-                                           : "\nBest solution (not proven optimal: " + search.stop_reason + "):\n";
+                                           : "\nBest solution (not proven optimal: " + search.stop_reason + "; " +
+                                                 gap_text(search) + "):\n";
   if (flags.quiet) text.clear();
   text += ir::directives_text(result.schedule);
 
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
+  if (!flags.export_path.empty()) ir::write_file_atomic(flags.export_path, export_text);
   if (!flags.schedule_path.empty()) {
     ir::write_file_atomic(flags.schedule_path, ir::to_json(result.schedule).dump(2) + "\n");
   }
   if (!flags.solution_path.empty()) {
     ir::write_file_atomic(flags.solution_path, synth::solution_to_iopddl(search.best).dump() + "\n");
   }
-  return 0;
+  write_pictures(flags, result, dot_binary, model->unit());
+  return exit_code();
 }
 
 void add_common_options(CLI::App& app, Flags& flags) {
@@ -295,6 +390,9 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
   app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap (0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--memory-limit", flags.memory_limit_mb,
+                 "Z3 memory limit in MB: past it the search stops with the best plan so far, its lower bound and gap (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--encoding", flags.encoding, "Z3 encoding: if-chains (Int per node) or one-hot (Bool per strategy)")
       ->capture_default_str();
   app.add_option("--probes", flags.probes, "how bisection probes are withdrawn: assumptions or push-pop")->capture_default_str();
@@ -302,6 +400,15 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--solution", flags.solution_path, "write the best assignment in the contest's format to this file");
   app.add_option("--export-problem", flags.export_path, "write the problem in the IOPDDL contest format to this file");
   app.add_option("--verify", flags.verify_path, "with --iopddl: score this solution file under the contest's rules instead of searching");
+  app.add_option("--trace", flags.trace_path, "write every search step as JSON lines to this file (re-print: synth trace FILE)");
+  app.add_option("--dot", flags.dot_path, "write the plan as a Graphviz digraph to this file");
+  app.add_option("--svg", flags.svg_path, "render the plan with Graphviz's dot to this SVG file, and the cost plot to <name>.cost.svg");
+  app.add_option("--stages", flags.stages, "pipeline stages S, one per group of mesh axis 0 (--mesh 4x2 --stages 4: 4 stages of 2 devices)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stage-balance", flags.stage_balance, "with --stages: cost (exact DP) or params (fairscale's rule)")
+      ->capture_default_str();
+  app.add_option("--micro-batches", flags.micro_batches, "with --stages: micro-batches M for the pipeline time")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }
@@ -312,12 +419,15 @@ int main(int argc, char** argv) {
   CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
   Flags flags;
   add_common_options(app, flags);
+  app.footer("synth trace FILE.jsonl [--iter N]: re-print a search recorded with --trace (docs/trace_jsonl.md)");
   app.require_subcommand(0, 1);
   app.fallthrough();
 
   ir::add_model_subcommands(app, flags.model);
   ir::add_graph_option(app, flags.model);
 
+  // `synth trace FILE.jsonl [--iter N]` re-prints a recorded search.
+  if (argc > 1 && std::string(argv[1]) == "trace") return synth::trace_command_main({argv + 2, argv + argc});
   // `synth evaluate MODEL ... --schedule FILE` scores a saved plan.
   std::vector<char*> args(argv, argv + argc);
   if (args.size() > 1 && std::string(args[1]) == "evaluate") {
@@ -332,6 +442,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // Every output path is checked before any work, so a bad one fails at
+    // once and no other output is written beside it.
+    for (const std::string* path : {&flags.schedule_path, &flags.solution_path, &flags.export_path, &flags.trace_path,
+                                    &flags.dot_path, &flags.svg_path}) {
+      if (!path->empty() && !(flags.evaluate && path == &flags.schedule_path)) ir::check_writable(*path);
+    }
+    // Ctrl-C ends the search with the best plan so far (exit 130); a second one stops at once.
+    synth::install_sigint_handler();
+    if (flags.memory_limit_mb > 0) synth::set_memory_limit_mb(flags.memory_limit_mb);
     if (!flags.iopddl.empty()) {
       if (!app.get_subcommands().empty() || !flags.model.graph_path.empty()) {
         throw ir::InputError("--iopddl takes no model subcommand or graph file");
@@ -344,7 +463,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const synth::NoPlanError& e) {
     std::fprintf(stderr, "synth: %s\n", e.what());
-    return 1;
+    return synth::interrupt_requested() ? 130 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synth: internal error: %s\n", e.what());
     return 1;

@@ -132,3 +132,25 @@ Tensor NcclCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, i
 }
 
 }  // namespace shardsynth::runtime::cuda
+
+namespace shardsynth::runtime::cuda {
+
+void NcclCommunicator::send(const Tensor& t, int peer) {
+  if (peer < 0 || peer >= size() || peer == rank()) throw std::invalid_argument("no peer rank " + std::to_string(peer));
+  DeviceBuffer buffer(t.data.size());
+  buffer.upload(t.data, stream_);
+  SHARDSYNTH_NCCL_CHECK(ncclSend(buffer.data(), t.data.size(), ncclFloat, peer, world_comm_, stream_));
+  SHARDSYNTH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  count_p2p_bytes(t.numel() * kFloatBytes);
+}
+
+Tensor NcclCommunicator::recv(const std::vector<int64_t>& shape, int peer) {
+  if (peer < 0 || peer >= size() || peer == rank()) throw std::invalid_argument("no peer rank " + std::to_string(peer));
+  Tensor out = zeros(shape);
+  DeviceBuffer buffer(out.data.size());
+  SHARDSYNTH_NCCL_CHECK(ncclRecv(buffer.data(), out.data.size(), ncclFloat, peer, world_comm_, stream_));
+  buffer.download(out.data, stream_);  // waits for the stream
+  return out;
+}
+
+}  // namespace shardsynth::runtime::cuda

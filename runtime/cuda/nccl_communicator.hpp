@@ -9,7 +9,8 @@
 // node-local rank % device count). Every collective packs along the tensor
 // dim with the shared runtime/packing.hpp, copies host -> device, runs
 // ncclAllGather / ncclReduceScatter / ncclAllReduce / grouped
-// ncclSend+ncclRecv (all-to-all) on this rank's stream, copies back and
+// ncclSend+ncclRecv (all-to-all; point to point on the
+// world communicator) on this rank's stream, copies back and
 // unpacks; bytes are counted with costs::ring_bytes_sent, as MpiCommunicator does.
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -43,6 +44,10 @@ class NcclCommunicator final : public Communicator {
   Tensor all_reduce(const Tensor& t, int axis) override;
   Tensor all_to_all(const Tensor& t, int src_dim, int dst_dim, int axis, int64_t dst_blocks = 1,
                     int64_t src_blocks = 1) override;
+  // ncclSend / ncclRecv on the world NCCL communicator (peer = world rank),
+  // then a stream synchronize, so each blocks like its MPI counterpart.
+  void send(const Tensor& t, int peer) override;
+  Tensor recv(const std::vector<int64_t>& shape, int peer) override;
   void barrier() override { mpi_.barrier(); }
   [[noreturn]] void abort(const std::string& message) override { mpi_.abort(message); }
 

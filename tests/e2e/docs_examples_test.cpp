@@ -5,10 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 #include "doc_examples.hpp"
 #include "e2e/run_command.hpp"
 #include "ir/schedule.hpp"
 #include "ir/spec.hpp"
+#include "synth/trace_jsonl.hpp"
 
 using namespace shardsynth::testing;
 
@@ -39,5 +44,47 @@ TEST_CASE("schedule_from_json_DocumentedExamplesParse") {
   const auto path = (dir / "plan.json").string();
   REQUIRE(run_command(kSynth + " mlp --cost-model slapo --mesh 8 --quiet --schedule " + path).exit_code == 0);
   CHECK(slurp(path) == blocks[0]);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A trace's lines with the timings left out.
+std::vector<nlohmann::json> untimed_lines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("solver_ms");
+    lines.push_back(j);
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("read_trace_DocumentedExampleIsTheSeedMlpRun") {
+  const auto examples = fenced_blocks(kDocs + "/trace_jsonl.md", "jsonl");
+  REQUIRE(examples.size() == 1);
+  const auto dir = scratch_dir("doc_trace");
+  const auto documented = (dir / "documented.jsonl").string(), recorded = (dir / "mlp.jsonl").string();
+  {
+    std::ofstream out(documented, std::ios::binary);
+    out << examples[0];
+  }
+  // The reader accepts it, and every line is what the seed run writes, timings aside.
+  const auto trace = shardsynth::synth::read_trace(documented);
+  CHECK(trace.steps.size() == 2);
+  REQUIRE(run_command(kSynth + " mlp --cost-model slapo --mesh 8 --quiet --trace " + recorded).exit_code == 0);
+  CHECK(untimed_lines(examples[0]) == untimed_lines(slurp(recorded)));
+  // Sorted keys, no spaces: the example is the file's bytes, timings aside.
+  const std::regex timing("\"solver_ms\":[0-9.e+-]+");
+  CHECK(std::regex_replace(examples[0], timing, "\"solver_ms\":0") == std::regex_replace(slurp(recorded), timing, "\"solver_ms\":0"));
+  // The two printed examples are `synth trace` on the example file.
+  const auto printed = fenced_blocks(kDocs + "/trace_jsonl.md", "text");
+  REQUIRE(printed.size() == 2);
+  CHECK(run_command(kSynth + " trace " + documented + " --iter 0").out == printed[0]);
+  CHECK(run_command(kSynth + " trace " + documented).out == printed[1]);
   std::filesystem::remove_all(dir);
 }

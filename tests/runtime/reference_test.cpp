@@ -170,3 +170,13 @@ TEST_CASE("run_reference_GivenParamsOverrideSeeded") {
   const auto with_zero_wte = runtime::run_reference(gpt, 9, {}, {{"wte.weight", runtime::zeros({32, 16})}});
   for (float v : with_zero_wte.at("lm_head").data) CHECK(v == 0.0f);
 }
+
+TEST_CASE("run_reference_outputs_KeepsOnlyTheOutputsAndTheirValues") {
+  const ir::Graph gpt = tiny_gpt2();
+  const auto all = runtime::run_reference(gpt, 4);
+  const auto outputs = runtime::run_reference_outputs(gpt, 4);
+  REQUIRE(outputs.size() == 1);
+  CHECK(outputs.begin()->first == "output");
+  CHECK(outputs.at("output") == all.at("output"));
+  CHECK(all.size() > 30);
+}

@@ -1,6 +1,10 @@
-// synth::Problem built by hand: validate, evaluate and edge_cost.
+// synth::Problem built by hand: validate, evaluate and edge_cost; usage
+// rows against their definition on random liveness intervals.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
+#include <set>
 #include <stdexcept>
 
 #include "synth/problem.hpp"
@@ -175,6 +179,54 @@ TEST_CASE("evaluate_WrongAssignmentThrows") {
   CHECK_THROWS_AS(evaluate(p, {0, 3, 0, 0, 0}), std::invalid_argument);
   CHECK_THROWS_AS(evaluate(p, {-1, 0, 0, 0, 0}), std::invalid_argument);
   CHECK_THROWS_AS(evaluate(p, {0, 0, 0, 1, 0}), std::invalid_argument);
+}
+
+namespace {
+
+// usage_rows by its definition: the live set at every check point, kept
+// when no other live set strictly contains it, first occurrences only.
+std::vector<std::vector<int>> usage_rows_by_definition(const Problem& p) {
+  std::vector<std::vector<int>> rows;
+  std::set<std::vector<int>> seen;
+  for (int64_t t : usage_check_points(p)) {
+    std::vector<int> live;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const auto& node = p.nodes[i];
+      if (node.live_from <= t && t < node.live_to && !node.usages.empty()) live.push_back(static_cast<int>(i));
+    }
+    if (!live.empty() && seen.insert(live).second) rows.push_back(live);
+  }
+  std::vector<std::vector<int>> kept;
+  for (const auto& row : rows) {
+    const bool contained = std::any_of(rows.begin(), rows.end(), [&](const std::vector<int>& other) {
+      return other.size() > row.size() && std::includes(other.begin(), other.end(), row.begin(), row.end());
+    });
+    if (!contained) kept.push_back(row);
+  }
+  return kept;
+}
+
+}  // namespace
+
+TEST_CASE("usage_rows_MatchesDefinitionOnRandomIntervals") {
+  std::mt19937 rng(5);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int nonempty = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Problem p;
+    const int n = uniform(1, 12);
+    for (int i = 0; i < n; ++i) {
+      ProblemNode node{"n" + std::to_string(i), {0}, {}, 0, 0};
+      if (uniform(0, 5) > 0) node.usages = {uniform(0, 5)};  // some nodes carry no usages
+      node.live_from = uniform(0, 8);
+      node.live_to = node.live_from + uniform(-1, 5);  // sometimes empty or reversed: never live
+      p.nodes.push_back(node);
+    }
+    const auto rows = usage_rows(p);
+    CHECK(rows == usage_rows_by_definition(p));
+    nonempty += rows.size() > 1 ? 1 : 0;
+  }
+  CHECK(nonempty > 500);  // the trials exercise containment between several rows
 }
 
 }  // namespace shardsynth::synth

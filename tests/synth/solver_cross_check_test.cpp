@@ -183,12 +183,20 @@ TEST_CASE("run_cegis_TimeLimitIsLabelledNotProven") {
   ProblemMaker maker(rng);
   Problem p = maker.random();
   while (brute_force(p).cost >= kForbidden || p.nodes.size() < 3) p = maker.random();
-  CegisOptions options;
-  options.time_limit_s = 0.0;  // already out of time: no step may claim a proof
-  const CegisResult r = run_cegis(p, options, nullptr);
-  CHECK_FALSE(r.proven_optimal);
-  CHECK(r.stop_reason == "time limit");
-  if (!r.best.empty()) CHECK(r.lower_bound <= r.best_cost);
+  for (const auto strategy : {SearchStrategy::bisect, SearchStrategy::descent, SearchStrategy::optimize}) {
+    for (const bool dual : {true, false}) {
+      CAPTURE(static_cast<int>(strategy));
+      CAPTURE(dual);
+      CegisOptions options;
+      options.strategy = strategy;
+      options.dual_bound = dual;
+      options.time_limit_s = 0.0;  // already out of time: no step may claim a proof
+      const CegisResult r = run_cegis(p, options, nullptr);
+      CHECK_FALSE(r.proven_optimal);
+      CHECK(r.stop_reason == "time limit");
+      if (!r.best.empty()) CHECK(r.lower_bound <= r.best_cost);
+    }
+  }
 }
 
 }  // namespace shardsynth::synth

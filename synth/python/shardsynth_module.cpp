@@ -1,0 +1,124 @@
+// The Python module `shardsynth`: the engine for Python schedulers such as
+// Slapo. JSON values cross the boundary through Python's json module, so
+// dicts come back exactly as the JSON formats document them.
+//
+//   import shardsynth
+//   plan = shardsynth.solve(shardsynth.builtin_graph("mlp"), mesh="8", cost_model="slapo")
+//   print(plan["directives"], plan["cost"], plan["trace"][-1]["status"])
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "costs/cost_model.hpp"
+#include "costs/op_cost.hpp"
+#include "ir/error.hpp"
+#include "ir/gpt2.hpp"
+#include "ir/graph_json.hpp"
+#include "ir/mesh.hpp"
+#include "ir/models.hpp"
+#include "ir/schedule.hpp"
+#include "synth/pins.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/trace_jsonl.hpp"
+
+namespace py = pybind11;
+using namespace shardsynth;
+
+namespace {
+
+py::object to_python(const nlohmann::json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
+
+// A graph given as JSON text or as the parsed dict/list.
+nlohmann::json from_python(const py::object& value) {
+  const std::string text =
+      py::isinstance<py::str>(value) ? value.cast<std::string>() : py::module_::import("json").attr("dumps")(value).cast<std::string>();
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ir::InputError("graph_json: not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
+py::dict solve(const py::object& graph_json, const std::string& mesh_text, const std::string& cost_model,
+               const std::optional<std::string>& mode, const std::optional<int64_t>& memory, const std::vector<std::string>& pins,
+               const std::string& unknown_ops, const std::optional<double>& time_limit) {
+  try {
+    std::vector<std::string> warnings;
+    const ir::Graph graph =
+        ir::graph_from_json(from_python(graph_json), "graph_json", {ir::parse_unknown_ops(unknown_ops), &warnings});
+    const ir::Mesh mesh = ir::parse_mesh(mesh_text);
+    const auto model = costs::make_cost_model(cost_model);
+    synth::SynthOptions options;
+    if (mode) options.lower.mode = costs::parse_mode(*mode);
+    if (memory) {
+      if (*memory <= 0) throw ir::InputError("memory " + std::to_string(*memory) + " is not a positive number of bytes");
+      options.lower.memory_budget = *memory;
+    }
+    if (time_limit) {
+      if (!(*time_limit > 0)) throw ir::InputError("time_limit " + std::to_string(*time_limit) + " is not a positive number of seconds");
+      options.cegis.time_limit_s = *time_limit;
+    }
+    for (const auto& text : pins) options.pins.push_back(synth::parse_pin(text));
+    nlohmann::json trace = nlohmann::json::array();
+    synth::SynthResult result;
+    {
+      py::gil_scoped_release release;
+      result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
+        trace.push_back(synth::iteration_to_json(lowered, it));
+      });
+    }
+    py::dict out;
+    out["directives"] = ir::directives_text(result.schedule);
+    out["schedule"] = to_python(ir::to_json(result.schedule));
+    out["cost"] = result.search.best_cost;
+    out["unit"] = model->unit();
+    out["proven_optimal"] = result.search.proven_optimal;
+    out["lower_bound"] = result.search.lower_bound;
+    out["stop_reason"] = result.search.stop_reason;
+    out["trace"] = to_python(trace);
+    out["warnings"] = warnings;
+    return out;
+  } catch (const ir::InputError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+py::object builtin_graph(const std::string& name, const std::optional<int64_t>& layers) {
+  try {
+    if (name == "mlp") {
+      if (layers) throw ir::InputError("layers " + std::to_string(*layers) + ": the mlp has a fixed two layers");
+      return to_python(ir::graph_to_json(ir::build_mlp({})));
+    }
+    if (name == "gpt2") {
+      ir::Gpt2Config config = ir::gpt2_preset("small");
+      if (layers) {
+        if (*layers <= 0) throw ir::InputError("layers " + std::to_string(*layers) + " is not a positive count");
+        config.n_layer = *layers;
+      }
+      return to_python(ir::graph_to_json(ir::build_gpt2(config)));
+    }
+    throw ir::InputError("unknown built-in graph '" + name + "' (known: mlp, gpt2)");
+  } catch (const ir::InputError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(shardsynth, m) {
+  m.doc() = "shardsynth: provably optimal tensor shardings (R/S specs) for a model on a device mesh";
+  m.def("solve", &solve, py::arg("graph_json"), py::arg("mesh") = "8", py::arg("cost_model") = "alpha-beta",
+        py::arg("mode") = py::none(), py::arg("memory") = py::none(), py::arg("pins") = std::vector<std::string>{},
+        py::arg("unknown_ops") = "error", py::arg("time_limit") = py::none(),
+        "Finds the cheapest sharding of a graph (graph JSON as str or dict) and proves it optimal.\n"
+        "Returns a dict: directives (text), schedule (dict), cost, unit, proven_optimal, lower_bound,\n"
+        "stop_reason, trace (one dict per search step, docs/trace_jsonl.md) and warnings.\n"
+        "Bad input raises ValueError.");
+  m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(),
+        "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).");
+}
