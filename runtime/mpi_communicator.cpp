@@ -11,6 +11,17 @@
 #include "runtime/packing.hpp"
 #include "costs/alpha_beta_cost_model.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+// ASan+UBSan builds (scripts/sanitize) only. OpenMPI and the libraries under
+// it allocate at MPI_Init and never free, and are built without frame
+// pointers: LeakSanitizer can name their library (scripts/lsan.supp
+// suppresses by library name) only when malloc stacks are unwound the slow
+// way. That costs about 10x on allocation-heavy code such as Z3, so only the
+// programs that hold this communicator (every MPI program of the project)
+// default to it; ASAN_OPTIONS in the environment still overrides it.
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
+#endif
+
 namespace shardsynth::runtime {
 namespace {
 

@@ -26,6 +26,7 @@
 #include "ir/error.hpp"
 #include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
+#include "ir/cli_numbers.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"

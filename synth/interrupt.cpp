@@ -7,8 +7,8 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <z3++.h>
@@ -21,6 +21,16 @@ std::mutex g_mutex;                     // guards g_contexts
 std::set<z3::context*> g_contexts;      // the live registered contexts
 int g_pipe[2] = {-1, -1};               // SIGINT handler -> watcher thread
 std::atomic<int> g_signals{0};          // SIGINTs received (lock-free: safe in a handler)
+
+// The watcher: waits for the handler's byte, then interrupts Z3 (which a
+// signal handler may not call).
+extern "C" void* watch_sigint(void*) {
+  char byte = 0;
+  while (read(g_pipe[0], &byte, 1) != 1) {
+  }
+  request_interrupt();
+  return nullptr;
+}
 
 extern "C" void on_sigint(int) {
   if (g_signals.fetch_add(1) > 0) _exit(130);  // the second Ctrl-C: stop now
@@ -54,12 +64,12 @@ InterruptGuard::~InterruptGuard() {
 void install_sigint_handler() {
   if (g_pipe[0] >= 0) return;
   if (pipe(g_pipe) != 0) return;  // no pipe: Ctrl-C keeps its default (the process ends)
-  std::thread([] {
-    char byte = 0;
-    while (read(g_pipe[0], &byte, 1) != 1) {
-    }
-    request_interrupt();
-  }).detach();
+  // A plain detached pthread, not std::thread: std::thread hands its state to
+  // the new thread on the heap, and a run that ends at once (bad input) can
+  // exit before the thread has taken it, which LeakSanitizer reports.
+  pthread_t watcher{};
+  if (pthread_create(&watcher, nullptr, watch_sigint, nullptr) != 0) return;  // no watcher: the default stays
+  pthread_detach(watcher);
   struct sigaction action {};
   action.sa_handler = on_sigint;
   sigemptyset(&action.sa_mask);

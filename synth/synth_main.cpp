@@ -16,6 +16,7 @@
 #include "ir/json_field.hpp"
 #include "ir/file_io.hpp"
 #include "ir/graph_table.hpp"
+#include "ir/cli_numbers.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
@@ -370,18 +371,18 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--mesh-file", flags.mesh_file, "read the mesh (shape, links, peak, memory) from this JSON file");
   app.add_option("--bandwidth", flags.bandwidth, "link bandwidth per mesh axis in GB/s, e.g. 25,200");
   app.add_option("--latency", flags.latency, "latency per ring step per mesh axis in microseconds, e.g. 5,1");
-  app.add_option("--peak-tflops", flags.peak_tflops, "per-device peak TFLOP/s (default 312)")->check(CLI::PositiveNumber);
+  app.add_option("--peak-tflops", flags.peak_tflops, "per-device peak TFLOP/s (default 312)")->check(ir::positive_number());
   app.add_option("--cost-model", flags.cost_model, "alpha-beta (nanoseconds) or slapo (the PR's volume model)")
       ->capture_default_str();
   app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
-  app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(ir::non_negative_number());
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
   app.add_option("--pin", flags.pins, "fix a tensor's spec: fc1.weight=SR (repeatable; TENSOR!=SPEC forbids)");
   app.add_option("--forbid", flags.forbids, "forbid a spec for a tensor: output=SR (repeatable)");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ir::non_negative_number());
   app.add_option("--strategy", flags.strategy,
                  "descent (the PR's: cheaper than best), bisect (halve the gap to the lower bound) or optimize (z3::optimize)")
       ->capture_default_str();
@@ -389,10 +390,10 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
   app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ir::non_negative_number());
   app.add_option("--memory-limit", flags.memory_limit_mb,
                  "Z3 memory limit in MB: past it the search stops with the best plan so far, its lower bound and gap (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ir::non_negative_number());
   app.add_option("--encoding", flags.encoding, "Z3 encoding: if-chains (Int per node) or one-hot (Bool per strategy)")
       ->capture_default_str();
   app.add_option("--probes", flags.probes, "how bisection probes are withdrawn: assumptions or push-pop")->capture_default_str();
@@ -404,11 +405,11 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--dot", flags.dot_path, "write the plan as a Graphviz digraph to this file");
   app.add_option("--svg", flags.svg_path, "render the plan with Graphviz's dot to this SVG file, and the cost plot to <name>.cost.svg");
   app.add_option("--stages", flags.stages, "pipeline stages S, one per group of mesh axis 0 (--mesh 4x2 --stages 4: 4 stages of 2 devices)")
-      ->check(CLI::PositiveNumber);
+      ->check(ir::positive_number());
   app.add_option("--stage-balance", flags.stage_balance, "with --stages: cost (exact DP) or params (fairscale's rule)")
       ->capture_default_str();
   app.add_option("--micro-batches", flags.micro_batches, "with --stages: micro-batches M for the pipeline time")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(ir::positive_number())->capture_default_str();
   app.add_flag("--quiet,-q", flags.quiet, "print only the directives");
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }

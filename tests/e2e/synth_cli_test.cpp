@@ -78,7 +78,7 @@ TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
       {"mlp --strategy sideways", "'sideways'"},
       {"mlp --encoding bits", "'bits'"},
       {"mlp --probes maybe", "'maybe'"},
-      {"mlp --time-limit -1", "-1"},
+      {"mlp --time-limit -1", "--time-limit: '-1' must be 0 or more"},
       {"--iopddl /nonexistent.json.gz", "/nonexistent.json.gz"},
       {"mlp --iopddl /nonexistent.json.gz", "--iopddl"},
   };
