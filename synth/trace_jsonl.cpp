@@ -77,6 +77,7 @@ void check_step(const nlohmann::json& step, std::size_t index, std::size_t label
   }
   ir::json_field<double>(step, "solver_ms", where, path);
   if (!step.contains("bound")) throw ir::InputError(path + ": " + where + " lacks field 'bound'");
+  if (!step.at("bound").is_null()) ir::json_field<int64_t>(step, "bound", where, path);  // null: no bound asked
   if (status != "sat") return;
   ir::json_field<int64_t>(step, "cost", where, path);
   ir::json_field<int64_t>(step, "total", where, path);

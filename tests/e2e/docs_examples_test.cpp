@@ -11,6 +11,7 @@
 
 #include "doc_examples.hpp"
 #include "e2e/run_command.hpp"
+#include "e2e/trace_lines.hpp"
 #include "ir/schedule.hpp"
 #include "ir/spec.hpp"
 #include "synth/trace_jsonl.hpp"
@@ -47,23 +48,6 @@ TEST_CASE("schedule_from_json_DocumentedExamplesParse") {
   std::filesystem::remove_all(dir);
 }
 
-namespace {
-
-// A trace's lines with the timings left out.
-std::vector<nlohmann::json> untimed_lines(const std::string& text) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("solver_ms");
-    lines.push_back(j);
-  }
-  return lines;
-}
-
-}  // namespace
-
 TEST_CASE("read_trace_DocumentedExampleIsTheSeedMlpRun") {
   const auto examples = fenced_blocks(kDocs + "/trace_jsonl.md", "jsonl");
   REQUIRE(examples.size() == 1);
@@ -77,7 +61,7 @@ TEST_CASE("read_trace_DocumentedExampleIsTheSeedMlpRun") {
   const auto trace = shardsynth::synth::read_trace(documented);
   CHECK(trace.steps.size() == 2);
   REQUIRE(run_command(kSynth + " mlp --cost-model slapo --mesh 8 --quiet --trace " + recorded).exit_code == 0);
-  CHECK(untimed_lines(examples[0]) == untimed_lines(slurp(recorded)));
+  CHECK(untimed_trace_lines(examples[0]) == untimed_trace_lines(slurp(recorded)));
   // Sorted keys, no spaces: the example is the file's bytes, timings aside.
   const std::regex timing("\"solver_ms\":[0-9.e+-]+");
   CHECK(std::regex_replace(examples[0], timing, "\"solver_ms\":0") == std::regex_replace(slurp(recorded), timing, "\"solver_ms\":0"));

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "e2e/run_command.hpp"
+#include "e2e/trace_lines.hpp"
 #include "golden.hpp"
 
 using namespace shardsynth::testing;
@@ -25,19 +26,6 @@ std::string live_steps(const std::string& out) {
   return out.substr(begin, end - begin);
 }
 
-// The trace's lines without their timings.
-std::vector<nlohmann::json> untimed(const std::string& text) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("solver_ms");
-    lines.push_back(j);
-  }
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("synth_TraceReprintsEveryIterationByteIdentically") {
@@ -47,7 +35,7 @@ TEST_CASE("synth_TraceReprintsEveryIterationByteIdentically") {
     const auto trace = (dir / "run.jsonl").string();
     const auto live = run_command(kSynth + args + " --trace " + trace);
     REQUIRE(live.exit_code == 0);
-    const auto steps = untimed(slurp(trace)).size() - 1;  // less the header
+    const auto steps = untimed_trace_lines(slurp(trace)).size() - 1;  // less the header
     REQUIRE(steps >= 2);
     std::string reprinted;
     for (std::size_t n = 0; n < steps; ++n) {
@@ -68,7 +56,7 @@ TEST_CASE("synth_TraceSummaryListsEveryStep") {
   const auto dir = scratch_dir("trace_summary");
   const auto trace = (dir / "run.jsonl").string();
   REQUIRE(run_command(kSynth + kLongRun + " --quiet --trace " + trace).exit_code == 0);
-  const auto steps = untimed(slurp(trace)).size() - 1;
+  const auto steps = untimed_trace_lines(slurp(trace)).size() - 1;
   const auto r = run_command(kSynth + " trace " + trace);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("Step    Source    Bound      Status    Cost     ms\n", 0) == 0);
@@ -84,8 +72,8 @@ TEST_CASE("synth_TraceIsDeterministicExceptTimings") {
   const auto a = (dir / "a.jsonl").string(), b = (dir / "b.jsonl").string();
   REQUIRE(run_command(kSynth + kLongRun + " --quiet --trace " + a).exit_code == 0);
   REQUIRE(run_command(kSynth + kLongRun + " --quiet --trace " + b).exit_code == 0);
-  const auto lines = untimed(slurp(a));
-  CHECK(lines == untimed(slurp(b)));
+  const auto lines = untimed_trace_lines(slurp(a));
+  CHECK(lines == untimed_trace_lines(slurp(b)));
   REQUIRE(lines.size() > 3);
   CHECK(lines[0].at("options").at("mode") == "training");
   CHECK(lines[0].at("options").at("memory") == 100000000);

@@ -41,3 +41,25 @@ TEST_CASE("schedule_from_json_NamesBadField") {
   j["directives"][0]["kind"] = "pipeline";
   CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("'pipeline'"), InputError);
 }
+
+TEST_CASE("schedule_from_json_IntegerFieldsTakeIntegersInRangeOnly") {
+  // Found by fuzzing: a float beyond int64 in an integer list was converted
+  // to int64 (undefined behaviour; UBSan's float-cast-overflow).
+  nlohmann::json j = to_json(sample());
+  j["mesh"] = nlohmann::json::parse("[2, 22322222222222222222.25]");
+  CHECK_THROWS_WITH_AS(schedule_from_json(j),
+                       doctest::Contains("field 'mesh' of the top level must be a list of integers from "
+                                         "-9223372036854775808 to 9223372036854775807"),
+                       InputError);
+  j = to_json(sample());
+  j["mesh"] = nlohmann::json::parse("[8.0]");  // integral, but a float
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("'mesh'"), InputError);
+  j = to_json(sample());
+  j["cost"] = nlohmann::json::parse("18446744073709551615");  // above int64
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("field 'cost' of the top level must be an integer"),
+                       InputError);
+  j = to_json(sample());
+  j["directives"][0]["dim"] = 3000000000;  // above int
+  CHECK_THROWS_WITH_AS(schedule_from_json(j),
+                       doctest::Contains("must be an integer from -2147483648 to 2147483647"), InputError);
+}
