@@ -31,6 +31,7 @@
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
 #include "ir/staged_schedule.hpp"
+#include "ir/version.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
@@ -266,6 +267,12 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `shard-run --version` alone answers without starting MPI (no mpirun needed).
+  const std::string version = shardsynth::ir::version_line("shard-run");
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("%s\n", version.c_str());
+    return 0;
+  }
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -289,6 +296,7 @@ int main(int argc, char** argv) {
   app.add_option("--input", flags.input_path, "safetensors file of graph inputs by placeholder name (input_ids)");
   app.add_option("--output", flags.output_path, "safetensors file rank 0 writes the graph output to");
   app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
+  app.set_version_flag("--version", version, "print the version and the git commit of this build");
   app.fallthrough();  // before the subcommands, which inherit it: options may follow the model
   ir::add_model_subcommands(app, flags.model);
   app.require_subcommand(1);

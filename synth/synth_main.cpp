@@ -18,6 +18,7 @@
 #include "ir/graph_table.hpp"
 #include "ir/cli_numbers.hpp"
 #include "ir/model_cli.hpp"
+#include "ir/version.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
 #include "synth/cost_plot.hpp"
@@ -423,6 +424,7 @@ int main(int argc, char** argv) {
   app.footer("synth trace FILE.jsonl [--iter N]: re-print a search recorded with --trace (docs/trace_jsonl.md)");
   app.require_subcommand(0, 1);
   app.fallthrough();
+  app.set_version_flag("--version", ir::version_line("synth"), "print the version and the git commit of this build");
 
   ir::add_model_subcommands(app, flags.model);
   ir::add_graph_option(app, flags.model);

@@ -176,9 +176,15 @@ TEST_CASE("rule_for_OpaqueTakesAnyArityAndParams") {
   Graph g;
   g.add_node(Node{"a", std::string(kPlaceholder), "", {{4, 8}, DType::float32}, {}, {}, {}});
   g.add_node(Node{"b", std::string(kPlaceholder), "", {{8}, DType::float32}, {}, {}, {}});
-  g.add_node(Node{"conv", std::string(kOpaque), "Conv2d", {{2, 16}, DType::float32},
-                  {{"weight", {{3, 3}, DType::float32}, ""}}, {}, {}},
-             {"a", "b"});
+  // Built field by field: GCC 12 at -O3 misreads the nested braced
+  // temporaries' cleanup as reading an uninitialized shape.
+  Node conv;
+  conv.name = "conv";
+  conv.kind = std::string(kOpaque);
+  conv.target = "Conv2d";
+  conv.type = {{2, 16}, DType::float32};
+  conv.params.push_back({"weight", {{3, 3}, DType::float32}});
+  g.add_node(conv, {"a", "b"});
   const ShardingRule rule = rule_for(g, *g.find("conv"));
   CHECK(to_string(rule) ==
         "([a, b], [c], [d, e])->([f, g]) {a=4, b=8, c=8, d=3, e=3, f=2, g=16} "

@@ -94,8 +94,10 @@ class GraphMaker {
       push(op_node(fresh(), "add", shape_), {cur_, other});
     } else if (kind == "layernorm") {
       ir::Node node = op_node(fresh(), "layernorm", shape_);
-      node.params = {{"weight", {{shape_.back()}, ir::DType::float32}, ""},
-                     {"bias", {{shape_.back()}, ir::DType::float32}, ""}};
+      // One push_back each: GCC 12 at -O3 misreads a braced list of Params'
+      // cleanup as reading an uninitialized shape (-Wmaybe-uninitialized).
+      node.params.push_back({"weight", {{shape_.back()}, ir::DType::float32}});
+      node.params.push_back({"bias", {{shape_.back()}, ir::DType::float32}});
       push(std::move(node), {cur_});
     } else if (kind == "transpose") {
       transpose_last_two();
