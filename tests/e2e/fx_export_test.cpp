@@ -106,7 +106,9 @@ TEST_CASE("export_fx_BadInputExitsTwoWithOneLine") {
       {"--unknown-ops=ignore /nonexistent/g.json", "'ignore'"},
   };
   for (const auto& [args, needle] : cases) {
-    CAPTURE(args);
+    // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
+    const auto command_args = args;
+    CAPTURE(command_args);
     const auto s = run_command(kSynth + " " + args);
     CHECK(s.exit_code == 2);
     CHECK(count_lines(s.err) == 1);

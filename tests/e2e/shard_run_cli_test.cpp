@@ -40,7 +40,9 @@ TEST_CASE("shard_run_SynthesizedSchedulesMatchTheUnshardedModel") {
   for (const auto& [ranks, mesh] : meshes) {
     for (const char* model : {kMlp, kGpt2}) {
       for (const char* options : {"", " --mode training --plan megatron", " --peak-tflops 0.001 --mode training"}) {
-        CAPTURE(mesh);
+        // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
+        const auto mesh_text = mesh;
+        CAPTURE(mesh_text);
         CAPTURE(model);
         CAPTURE(options);
         const std::string plan = (dir / "plan.json").string();
@@ -79,7 +81,8 @@ TEST_CASE("shard_run_HandWrittenSchedulesCoverEveryCollective") {
       {"mlp_2d_gather_all_to_all_all_reduce_2x2.json", "all_reduce                       1024                 1024"},
   };
   for (const auto& [file, line] : cases) {
-    CAPTURE(file);
+    const auto schedule_file = file;
+    CAPTURE(schedule_file);
     const auto run = run_command(shard_run(4, kSchedules + "/" + file, mlp));
     expect_checked(run);
     CHECK(run.out.find(line) != std::string::npos);

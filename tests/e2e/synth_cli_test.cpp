@@ -83,7 +83,9 @@ TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
       {"mlp --iopddl /nonexistent.json.gz", "--iopddl"},
   };
   for (const auto& [args, needle] : cases) {
-    CAPTURE(args);
+    // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
+    const auto command_args = args;
+    CAPTURE(command_args);
     const auto r = run_command(kSynth + " --schedule " + path + " " + args);
     CHECK(r.exit_code == 2);
     CHECK(count_lines(r.err) == 1);
@@ -200,7 +202,8 @@ TEST_CASE("synth_TimeLimitLabelsThePlanNotProven") {
 TEST_CASE("synth_IopddlContestProblemsProvenAtTheirOptima") {
   const auto dir = scratch_dir("contest");
   for (const auto& [name, optimum] : {std::pair<std::string, std::string>{"B", "532843"}, {"G", "217039"}}) {
-    CAPTURE(name);
+    const auto problem = name;
+    CAPTURE(problem);
     const std::string file = std::string(SHARDSYNTH_IOPDDL_DIR) + "/asplos-2025-iopddl-" + name + ".json.gz";
     const auto solution = (dir / (name + ".solution.json")).string();
     const auto solved = run_command(kSynth + " --iopddl " + file + " --quiet --solution " + solution);

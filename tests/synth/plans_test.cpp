@@ -113,7 +113,9 @@ TEST_CASE("synthesize_NeverCostlierThanExpertPlans") {
   for (const auto& [name, graph] : graphs) {
     for (const char* mesh : {"4", "8", "2x4"}) {
       for (costs::Mode mode : {costs::Mode::inference, costs::Mode::training}) {
-        CAPTURE(name);
+        // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
+        const auto graph_name = name;
+        CAPTURE(graph_name);
         CAPTURE(mesh);
         CAPTURE(costs::mode_name(mode));
         const auto best = solve(graph, mesh, mode);

@@ -121,9 +121,13 @@ TEST_CASE("plan_stages_CostNeverWorseThanParams") {
     const auto model = costs::make_cost_model("alpha-beta");
     const auto params = synth::plan_stages(graph, mesh, *model, {}, {stages, synth::StageBalance::params, 1});
     const auto cost = synth::plan_stages(graph, mesh, *model, {}, {stages, synth::StageBalance::cost, 1});
-    CAPTURE(layers);
-    CAPTURE(stages);
-    CAPTURE(vocab);
+    // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
+    const auto layer_count = layers;
+    CAPTURE(layer_count);
+    const auto stage_count = stages;
+    CAPTURE(stage_count);
+    const auto vocab_size = vocab;
+    CAPTURE(vocab_size);
     CHECK(params.balance == "params");
     CHECK(cost.balance == "cost");
     CHECK(cost.bottleneck <= params.bottleneck);
