@@ -20,7 +20,9 @@ endfunction()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(file lib/cmake/shardsynth/shardsynthConfig.cmake include/shardsynth/synth/synthesizer.hpp bin/synth)
+foreach(file lib/cmake/shardsynth/shardsynthConfig.cmake include/shardsynth/synth/synthesizer.hpp
+        include/shardsynth/synth/solver/problem.hpp include/shardsynth/synth/stages/stages.hpp
+        include/shardsynth/synth/report/trace_jsonl.hpp include/shardsynth/common/error.hpp bin/synth)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "find_package_test: the install lacks ${file}")
   endif()
