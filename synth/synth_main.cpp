@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -64,6 +65,9 @@ struct Flags {
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
   bool relax = false;                    // --relax-usage
+  int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
+  int64_t seed = 1;                      // --seed: the anytime search's first seed
+  std::string anytime = "auto";          // --anytime: auto, always or never
   std::vector<std::string> pins;         // --pin TENSOR=SPEC (or TENSOR!=SPEC)
   std::vector<std::string> forbids;      // --forbid TENSOR=SPEC
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
@@ -120,6 +124,17 @@ synth::CegisOptions cegis_options(const Flags& flags) {
   options.dual_bound = !flags.no_dual;
   options.relax_usage = flags.relax;
   if (flags.time_limit > 0) options.time_limit_s = flags.time_limit;
+  options.threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.seed = static_cast<uint64_t>(flags.seed);
+  if (flags.anytime == "auto") {
+    options.anytime = synth::AnytimeMode::automatic;
+  } else if (flags.anytime == "always") {
+    options.anytime = synth::AnytimeMode::always;
+  } else if (flags.anytime == "never") {
+    options.anytime = synth::AnytimeMode::never;
+  } else {
+    throw ir::InputError("unknown --anytime '" + flags.anytime + "' (known: auto, always, never)");
+  }
   if (flags.strategy == "bisect") {
     options.strategy = synth::SearchStrategy::bisect;
   } else if (flags.strategy == "optimize") {
@@ -153,7 +168,7 @@ std::string search_summary(const synth::CegisResult& search) {
     return std::to_string(s.nodes) + " nodes, " + std::to_string(s.edges) + " edges, " + std::to_string(s.strategies) + " strategies";
   };
   int checks = 0;
-  for (const auto& it : search.iterations) checks += it.source != "dual";
+  for (const auto& it : search.iterations) checks += it.source.rfind("z3", 0) == 0;
   return "problem: " + size(search.original) + "; reduced: " + size(search.reduced) + "; pruned: " + size(search.pruned) +
          "; dual bound " + std::to_string(search.dual_bound) + "; lower bound " + std::to_string(search.lower_bound) + "; steps " +
          std::to_string(search.iterations.size()) + ", Z3 calls " + std::to_string(checks);
@@ -343,7 +358,7 @@ int run(const Flags& flags, const std::string& model_name) {
   log->info("memory per device: {} bytes (parameters{} and activations)", usage,
             options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
   const auto z3_calls = std::count_if(search.iterations.begin(), search.iterations.end(),
-                                      [](const synth::Iteration& it) { return it.source != "dual"; });
+                                      [](const synth::Iteration& it) { return it.source.rfind("z3", 0) == 0; });
   log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,
             flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(), z3_calls,
             search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
@@ -389,6 +404,13 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--no-reduce", flags.no_reduce, "hand Z3 the whole problem, without the exact reductions");
   app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
+  app.add_option("--threads", flags.threads, "anytime searches run side by side, one thread each (0: one per core)")
+      ->check(ir::non_negative_number());
+  app.add_option("--seed", flags.seed, "the anytime search's first seed (the same seed and --threads give the same plans)")
+      ->check(ir::non_negative_number());
+  app.add_option("--anytime", flags.anytime,
+                 "run the anytime search (folding, Lagrangian search, Z3 on regions) before the exact loop: auto (with a usage limit), always or never")
+      ->capture_default_str();
   app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap (0: no limit)")
       ->check(ir::non_negative_number());
   app.add_option("--memory-limit", flags.memory_limit_mb,

@@ -7,6 +7,7 @@
 #include <z3++.h>
 
 #include "common/error.hpp"
+#include "synth/solver/anytime.hpp"
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/reduction.hpp"
@@ -22,6 +23,13 @@ double ms_since(Clock::time_point start) { return std::chrono::duration<double, 
 
 // One solve of `scored` (the problem handed in, or its relaxation without the
 // usage limit): reduce, bound, prune, and run the loop on what is left.
+// The exact loop's reduction and lower-bound pass, when they were computed
+// before it (the check whether to run the anytime search first).
+struct Prepared {
+  Reduced reduced;  // reduce(problem)
+  DualBound dual;   // reparameterize(reduced.kernel) with the default options
+};
+
 class Search {
  public:
   Search(const Problem& scored, bool relaxed, const CegisOptions& options, std::optional<Clock::time_point> deadline,
@@ -33,10 +41,17 @@ class Search {
         on_iteration_(on_iteration),
         result_(result) {}
 
+  // Starts from a reduction and bound computed already (for the problem handed in).
+  void use(Prepared& prepared) { prepared_ = &prepared; }
+
   void run() {
     last_report_ = Clock::now();
     result_.original = size_of(scored_);
-    first_ = options_.reduce ? reduce(scored_) : identity_reduction(scored_);
+    if (prepared_ && options_.reduce) {
+      first_ = std::move(prepared_->reduced);
+    } else {
+      first_ = options_.reduce ? reduce(scored_) : identity_reduction(scored_);
+    }
     if (first_.constant >= kForbidden) infeasible();
     result_.reduced = size_of(first_.kernel);
     result_.kernel_nodes = result_.reduced.nodes;
@@ -45,6 +60,7 @@ class Search {
     kernel_ = first_.kernel;
     offset_ = first_.constant;
     raise_lower_bound(offset_);  // kernel costs are non-negative
+    if (!result_.best.empty()) best_ = result_.best_cost;  // an incumbent from the anytime search
     if (options_.strategy == SearchStrategy::optimize) {
       optimize();
     } else if (options_.dual_bound) {
@@ -183,7 +199,7 @@ class Search {
     const auto start = Clock::now();
     DualOptions dual;
     dual.deadline = deadline_;
-    DualBound d = reparameterize(kernel_, dual);
+    DualBound d = prepared_ && options_.reduce ? std::move(prepared_->dual) : reparameterize(kernel_, dual);
     if (d.constant >= kForbidden) infeasible();
     kernel_ = std::move(d.problem);
     offset_ += d.constant;
@@ -197,6 +213,7 @@ class Search {
     it.cost = evaluate(scored_, it.assignment);
     it.solver_ms = ms_since(start);
     if (it.cost >= kForbidden) return;  // e.g. over the usage limit: leave the first incumbent to Z3
+    if (best_ && it.cost >= *best_) return;  // no better than the anytime search's incumbent
     it.status = CheckStatus::sat;
     improve(it);
     report(std::move(it));
@@ -398,6 +415,7 @@ class Search {
       // must end with unsat below it (and descends if optimize erred).
       it.status = CheckStatus::sat;
       score(narrow(std::nullopt), encoding, opt.get_model(), it);
+      if (best_ && it.cost >= *best_) return;  // the anytime search's incumbent is as good: the loop proves it
       improve(it);
     } else {
       stop(out_of_time() ? "time limit" : "unknown");
@@ -411,6 +429,7 @@ class Search {
   std::optional<Clock::time_point> deadline_;
   const IterationCallback& on_iteration_;
   CegisResult& result_;
+  Prepared* prepared_ = nullptr;  // reduction and bound computed before the search (moved from), or null
   Reduced first_;                // the exact reductions of scored_
   Problem kernel_;               // first_.kernel, reparameterized when dual_bound is on
   int64_t offset_ = 0;           // scored_ cost = offset_ + kernel_ cost, for every kernel assignment
@@ -438,6 +457,85 @@ double CegisResult::relative_gap() const {
 
 namespace {
 
+// The anytime search before the exact loop. Its improving plans are steps
+// of the result; a plan it proves optimal (Z3 on the whole kernel) ends the
+// run, and so does its stop on a problem too large for the exact loop. On
+// smaller problems it gets half of the time limit (or runs until it
+// stalls), and its best plan becomes the exact loop's first incumbent.
+// Returns whether the run is over.
+bool run_anytime(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
+                 const IterationCallback& on_iteration, CegisResult& result, std::optional<Prepared>& prepared) {
+  const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
+  if (exact_after && options.anytime == AnytimeMode::automatic) {
+    // Where the exact loop's own first incumbent (the decoded lower-bound
+    // pass, which keeps the usage limit) is within 1% of its bound, the
+    // limit does not bind much and the exact loop alone is fastest.
+    prepared.emplace();
+    prepared->reduced = reduce(problem);
+    if (prepared->reduced.constant >= kForbidden) return false;  // the exact loop reports it
+    DualOptions dual;
+    dual.deadline = deadline;
+    prepared->dual = reparameterize(prepared->reduced.kernel, dual);
+    const DualBound& d = prepared->dual;
+    if (d.constant >= kForbidden) return false;
+    if (!d.primal.empty() && d.primal_cost - d.constant <= d.primal_cost / 100) return false;
+  }
+  AnytimeOptions anytime;
+  anytime.threads = std::max(1, options.threads);
+  anytime.seed = options.seed;
+  anytime.deadline = deadline;
+  if (exact_after && deadline) anytime.deadline = Clock::now() + (*deadline - Clock::now()) / 2;
+  // Stalling ends it: soon before the exact loop; on large problems without
+  // a limit, after many rounds; with a limit, only the deadline does.
+  anytime.stall_rounds = exact_after ? 4 : (deadline ? 0 : 400);
+  // Before the exact loop, Z3 works on the whole problem there instead.
+  anytime.region_attempts = exact_after ? 0 : 4;
+  auto last = Clock::now();
+  const AnytimeResult found = anytime_search(problem, anytime, [&](const AnytimeStep& step) {
+    Iteration it;
+    it.index = static_cast<int>(result.iterations.size());
+    it.status = CheckStatus::sat;
+    it.assignment = step.assignment;
+    it.cost = step.cost;
+    it.source = step.by_region ? "z3-region" : "search";
+    it.solver_ms = ms_since(last);
+    last = Clock::now();
+    result.iterations.push_back(std::move(it));
+    if (on_iteration) on_iteration(result.iterations.back());
+  });
+  result.original = size_of(problem);
+  result.reduced = result.pruned = {found.kernel_nodes, found.kernel_edges, 0};
+  result.kernel_nodes = found.kernel_nodes;
+  result.kernel_edges = found.kernel_edges;
+  if (found.infeasible) throw common::InputError("problem '" + problem.name + "' has no feasible assignment");
+  result.lower_bound = std::max(result.lower_bound, found.lower_bound);
+  if (!found.best.empty()) {
+    result.best = found.best;
+    result.best_cost = found.best_cost;
+  }
+  if (found.proven_optimal) {
+    // Z3's unsat below the best plan on the whole kernel: the proof, as a step.
+    Iteration it;
+    it.index = static_cast<int>(result.iterations.size());
+    it.bound = found.best_cost;
+    it.status = CheckStatus::unsat;
+    it.source = "z3-region";
+    result.iterations.push_back(it);
+    if (on_iteration) on_iteration(result.iterations.back());
+    result.proven_optimal = true;
+    result.lower_bound = found.best_cost;
+    result.stop_reason = "unsat";
+    return true;
+  }
+  const bool out_of_time = (deadline && Clock::now() >= *deadline) || interrupt_requested();
+  if (out_of_time || !exact_after) {
+    result.stop_reason = out_of_time ? "time limit" : "stalled";
+    return true;
+  }
+  return false;
+}
+
+
 CegisResult run_search(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   validate(problem);
   std::optional<Clock::time_point> deadline;
@@ -464,11 +562,19 @@ CegisResult run_search(const Problem& problem, const CegisOptions& options, cons
     }
     result = std::move(limited);
   }
-  Search(problem, false, options, deadline, on_iteration, result).run();
+  std::optional<Prepared> prepared;
+  if (options.anytime == AnytimeMode::always ||
+      (options.anytime == AnytimeMode::automatic && problem.usage_limit && options.reduce && options.dual_bound)) {
+    if (run_anytime(problem, options, deadline, on_iteration, result, prepared)) return result;
+  }
+  Search search(problem, false, options, deadline, on_iteration, result);
+  if (prepared) search.use(*prepared);
+  search.run();
   return result;
 }
 
 }  // namespace
+
 
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   try {

@@ -34,7 +34,7 @@ struct Iteration {
   int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
   double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
   double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
-  std::string source = "z3";               // "z3", "z3-optimize", or "dual" (decoded from the lower-bound pass)
+  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "search" (the anytime search's priced descent and repair) or "z3-region" (Z3 on a region of the anytime search's kernel)
   bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
 };
 
@@ -58,6 +58,18 @@ enum class EncodingKind {
   pseudo_boolean,  // purely Boolean: one Bool per strategy and per costly pair, the cost bound one pseudo-Boolean row
 };
 
+// When the anytime search (anytime.hpp) runs before the exact loop.
+enum class AnytimeMode {
+  automatic,  // with a usage limit, when the reductions and the lower-bound pass are on (not the --no-reduce / --no-dual baselines)
+  always,     // on every problem
+  never,      // the exact loop alone
+};
+
+// Problems with more nodes than this are left to the anytime search alone:
+// the exact loop's reductions and Z3 encoding check memory on every set of
+// co-live nodes, which grows with nodes times time steps.
+inline constexpr int kExactLoopMaxNodes = 4000;
+
 struct CegisOptions {
   SearchStrategy strategy = SearchStrategy::bisect;  // bound schedule (bisect: measured fastest, BENCHMARKS.md)
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
@@ -68,6 +80,9 @@ struct CegisOptions {
   ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn
   EncodingKind encoding = EncodingKind::pseudo_boolean;  // the Z3 encoding (measured fastest, BENCHMARKS.md)
   std::optional<double> time_limit_s;  // wall-clock limit for the whole search; unset = none
+  AnytimeMode anytime = AnytimeMode::automatic;  // the anytime search first (folding, Lagrangian search, Z3 on regions)
+  int threads = 1;                     // anytime searches run side by side, one thread each
+  uint64_t seed = 1;                   // the anytime search's first seed
 };
 
 struct ProblemSize {
@@ -81,7 +96,7 @@ struct CegisResult {
   Assignment best;              // best assignment found (empty when none)
   int64_t best_cost = 0;        // its cost
   bool proven_optimal = false;  // whether Z3 answered unsat below best_cost
-  std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit", "time limit"
+  std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit", "time limit", "stalled" (the anytime search stopped improving on a problem too large for the exact loop)
   std::vector<Iteration> iterations;  // every step, in order
   int64_t lower_bound = 0;      // proven: no assignment costs less (equals best_cost when proven optimal)
   int64_t dual_bound = 0;       // the reparameterization's lower bound (0 without it)

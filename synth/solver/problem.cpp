@@ -146,16 +146,9 @@ int64_t evaluate(const Problem& p, const Assignment& a) {
     if (c >= kForbidden) return kForbidden;
     total = cost_add(total, c);
   }
-  if (p.usage_limit) {
-    for (int64_t t : usage_check_points(p)) {
-      __int128 used = 0;  // usages up to 10^18 each: their sum may pass int64
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        const auto& node = p.nodes[i];
-        if (node.live_from <= t && t < node.live_to && !node.usages.empty()) used += node.usages[a[i]];
-      }
-      if (used > *p.usage_limit) return kForbidden;
-    }
-  }
+  // One sweep over the interval ends (within_usage_limit), not a pass over
+  // every node per time step.
+  if (p.usage_limit && !within_usage_limit(p, a)) return kForbidden;
   return total;
 }
 
