@@ -1,8 +1,6 @@
 #include "synth/solver/anytime.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -26,7 +24,6 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   AnytimeResult result;
   const FoldedProblem folded = fold_problem(problem, options.deadline);
   result.fold_ms = ms_since_begin();
-  if (std::getenv("SS_DEBUG")) std::fprintf(stderr, "fold %.0f ms\n", result.fold_ms);
   result.kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
   result.kernel_edges = static_cast<int>(folded.kernel.edges.size());
   if (folded.infeasible && !out_of_time()) {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -62,13 +60,11 @@ class LagrangianSearch::Impl {
     DualOptions dual;
     // A few sweeps only: the start needs a decoded assignment, and the
     // bound gets tightened by the priced passes later.
-    dual.max_passes = std::getenv("SS_PASSES") ? std::atoi(std::getenv("SS_PASSES")) : 8;
+    dual.max_passes = 8;
     dual.decode_first = 2;
     dual.decode_every = 4;
     dual.deadline = options_.deadline;
-    const double ts = now_s();
     DualBound d = reparameterize(folded_.kernel, dual);
-    if (std::getenv("SS_DEBUG")) std::fprintf(stderr, "start trws %.2fs passes %d\n", now_s() - ts, d.passes);
     lower_bound_ = std::max<int64_t>(lower_bound_, std::min(d.constant, kForbidden));
     search_.set(d.primal.empty() ? Assignment(n, 0) : d.primal);
     if (!folded_.usage_limit) {  // nothing to price: one descent from the decoded assignment
@@ -112,7 +108,7 @@ class LagrangianSearch::Impl {
       return;
     }
     bool any = false;
-    static const unsigned rlimit = std::getenv("SS_RLIMIT") ? std::atoi(std::getenv("SS_RLIMIT")) : 400000;
+    constexpr unsigned kRlimit = 400000;  // Z3 resource units per region check
     const int n = static_cast<int>(folded_.kernel.nodes.size());
     for (int a = 0; a < attempts && !out_of_time(); ++a) {
       int seed = static_cast<int>(rng_() % n);
@@ -131,7 +127,7 @@ class LagrangianSearch::Impl {
         if (!live.empty()) seed = live[rng_() % live.size()];
       }
       const auto region = grow_region(folded_.kernel, incumbent_.incidences(), seed, region_size_, rng_);
-      const RegionOutcome r = improve_region(incumbent_, region, rlimit, options_.deadline);
+      const RegionOutcome r = improve_region(incumbent_, region, kRlimit, options_.deadline);
       if (r.improved) offer(incumbent_.assignment(), true);
       any = any || r.improved;
       if (r.proven && static_cast<int>(region.size()) == n) {
@@ -146,25 +142,19 @@ class LagrangianSearch::Impl {
       } else {
         region_size_ = std::max(4, region_size_ * 4 / 5);
       }
-      if (std::getenv("SS_DEBUG")) std::fprintf(stderr, "  region %d checks %d proven %d improved %d cost %lld\n", r.nodes, r.checks, (int)r.proven, (int)r.improved, (long long)r.cost);
     }
     region_skip_ = any ? 0 : std::min(2 * region_skip_ + 1, 31);
     region_wait_ = region_skip_;
   }
 
-  static double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
   void round() {
     const int n = static_cast<int>(folded_.kernel.nodes.size());
     ++rounds_;
-    static const bool debug = std::getenv("SS_DEBUG") != nullptr;
-    double t0 = now_s();
     std::shuffle(order_.begin(), order_.end(), rng_);
     for (int k = 0; k < 4; ++k) {
       if (search_.forest_move(rng_, &penalty_) == 0) break;
     }
-    double t1 = now_s();
     search_.descend(order_, &penalty_, false, 50);
-    double t2 = now_s();
     const int64_t priced_cost = search_.cost();
     const std::vector<int64_t> used = search_.profile().values();
     // Subgradient of the dual at these multipliers, projected onto lambda >= 0.
@@ -179,24 +169,17 @@ class LagrangianSearch::Impl {
     }
     // Polish a copy into a feasible assignment and offer it.
     const Assignment proposal = search_.assignment();
-    const int64_t over = search_.profile().max() - *folded_.usage_limit;
-    double t3 = now_s(), t4 = t3;
-    int64_t repaired = -1, polished = -1;
     if (search_.feasible() || search_.repair(&penalty_, 4 * n)) {
-      t4 = now_s();
-      repaired = search_.cost();
       std::shuffle(order_.begin(), order_.end(), rng_);
       search_.descend(order_, nullptr, true);
-      polished = search_.cost();
       offer(search_.assignment());
     }
-    if (debug) std::fprintf(stderr, "r%ld forest %.2fs icm %.2fs repair %.2fs polish %.2fs | priced-x cost %lld over %lld repaired %lld polished %lld theta %.3g\n", rounds_, t1-t0, t2-t1, t4-t3, now_s()-t4, (long long)priced_cost, (long long)over, (long long)repaired, (long long)polished, theta_);
     search_.set(proposal);
     improve_regions(options_.region_attempts);
     if (dual > best_dual_ + 1e-9 * std::abs(best_dual_)) {
       best_dual_ = dual;
       stalled_ = 0;
-    } else if (++stalled_ >= (std::getenv("SS_STALL") ? std::atoi(std::getenv("SS_STALL")) : 8)) {
+    } else if (++stalled_ >= 8) {  // the dual value stopped rising: halve the step
       theta_ /= 2;
       stalled_ = 0;
       if (theta_ < 1e-3) theta_ = 1.0;
@@ -205,9 +188,8 @@ class LagrangianSearch::Impl {
       if (search_.feasible()) finished_ = true;  // the proposal keeps the limit: nothing to price
       return;
     }
-    static const double margin = std::getenv("SS_TGT") ? std::atof(std::getenv("SS_TGT")) : 0.0;
-    double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * dual, dual + 1.0);
-    target = std::max(target, dual + margin * std::abs(dual));
+    // Polyak's step towards the best feasible cost (5% above the dual value before there is one).
+    const double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * dual, dual + 1.0);
     const double step = theta_ * std::max(target - dual, 1e-6 * std::max(1.0, std::abs(dual))) / norm;
     for (std::size_t t = 0; t < lambda_.size(); ++t) lambda_[t] = std::max(0.0, lambda_[t] + step * g[t]);
     price();
