@@ -1,6 +1,7 @@
 // `synth`: shard a model graph over a device mesh, proving the plan optimal
 // under the cost model. A thin shell over synth::synthesize().
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -117,13 +118,21 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   }
 }
 
+// When the process started (static initialization), for --time-limit.
+const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
+
 synth::CegisOptions cegis_options(const Flags& flags) {
   synth::CegisOptions options;
   options.max_iterations = flags.max_iterations;
   options.reduce = !flags.no_reduce;
   options.dual_bound = !flags.no_dual;
   options.relax_usage = flags.relax;
-  if (flags.time_limit > 0) options.time_limit_s = flags.time_limit;
+  if (flags.time_limit > 0) {
+    // The limit counts from the start of the process: loading and lowering
+    // are inside it, and a fifth of a second is kept for writing the outputs.
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+    options.time_limit_s = std::max(0.01, flags.time_limit - spent - 0.2);
+  }
   options.threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = static_cast<uint64_t>(flags.seed);
   if (flags.anytime == "auto") {
