@@ -47,8 +47,8 @@ int64_t LocalSearch::local_cost(int u, int s) const {
     const auto& e = kernel_.edges[inc.edge];
     const std::size_t cols = kernel_.nodes[e.to].costs.size();
     const int64_t v = inc.is_from ? e.costs[s * cols + x_[inc.other]] : e.costs[x_[inc.other] * cols + s];
-    if (v >= kForbidden) return kForbidden;
-    c += v;
+    c = cost_add(c, v);  // saturates: many large entries may sum past int64
+    if (c >= kForbidden) return kForbidden;
   }
   return c;
 }
@@ -152,8 +152,8 @@ long LocalSearch::forest_move(std::mt19937_64& rng, const std::vector<std::vecto
         const auto& e = kernel_.edges[inc.edge];
         const std::size_t cols = kernel_.nodes[e.to].costs.size();
         const int64_t v = inc.is_from ? e.costs[s * cols + x_[inc.other]] : e.costs[x_[inc.other] * cols + s];
-        if (v >= kForbidden) forbidden = true;
-        c += v;
+        c = cost_add(c, v);
+        if (c >= kForbidden) forbidden = true;
       }
       unary[u][s] = forbidden ? kInf : static_cast<double>(c) + (penalty ? (*penalty)[u][s] : 0.0);
     }
