@@ -50,9 +50,8 @@ class LagrangianSearch::Impl {
   void start() {
     started_ = true;
     const int n = static_cast<int>(folded_.kernel.nodes.size());
-    if (n == 0) {
+    if (n == 0) {  // nothing to search (anytime_search settles an empty kernel before any search starts)
       finished_ = true;
-      if (fits(Assignment{})) offer({});
       return;
     }
     // The cheapest assignment TRW-S decodes with the limit ignored; its
@@ -72,14 +71,6 @@ class LagrangianSearch::Impl {
       offer(search_.assignment());
       finished_ = true;
     }
-  }
-
-  bool fits(const Assignment& x) const {
-    if (!folded_.usage_limit) return true;
-    for (int64_t v : usage_profile_of(folded_, x)) {
-      if (v > *folded_.usage_limit) return false;
-    }
-    return true;
   }
 
   // A feasible assignment: this search's incumbent when it is its best so
@@ -113,17 +104,9 @@ class LagrangianSearch::Impl {
     for (int a = 0; a < attempts && !out_of_time(); ++a) {
       int seed = static_cast<int>(rng_() % n);
       if (a % 2 == 0 && folded_.usage_limit) {
-        const auto values = incumbent_.profile().values();
-        const int peak = static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
-        std::vector<int> live;
-        for (int u = 0; u < n; ++u) {
-          for (const auto& p : folded_.pieces[u]) {
-            if (p.from <= peak && peak < p.to) {
-              live.push_back(u);
-              break;
-            }
-          }
-        }
+        const UsageProfile& profile = incumbent_.profile();
+        const int peak = profile.first_above(0, profile.slots(), profile.max() - 1);  // the first fullest slot
+        const std::vector<int> live = incumbent_.covering(peak);
         if (!live.empty()) seed = live[rng_() % live.size()];
       }
       const auto region = grow_region(folded_.kernel, incumbent_.incidences(), seed, region_size_, rng_);

@@ -56,6 +56,9 @@ class LocalSearch {
   // the limit. Returns the number of nodes that moved.
   long forest_move(std::mt19937_64& rng, const std::vector<std::vector<double>>* penalty);
 
+  // The nodes with a piece covering `slot`, each once, ascending.
+  std::vector<int> covering(int slot);
+
   // Per node and strategy, the usage summed over its pieces that cover `slot`.
   int64_t usage_at(int u, int s, int slot) const;
 
@@ -72,8 +75,7 @@ class LocalSearch {
   std::vector<std::vector<int>> cover_;
   std::vector<int> stamp_;  // per node: the last query that collected it
   int query_ = 0;           // stamp of the current query
-  // The nodes with a piece covering `slot`, each once.
-  std::vector<int> covering(int slot);
+
 };
 
 }  // namespace shardsynth::synth
