@@ -4,27 +4,32 @@
 #   find_package(shardsynth REQUIRED)
 #   target_link_libraries(app PRIVATE shardsynth::shardsynth)
 #
-# Headers keep their module paths under include/shardsynth ("ir/graph.hpp").
+# Headers keep their module paths under include/shardsynth ("ir/graph.hpp",
+# "synth/solver/problem.hpp").
 # The libraries are static, so the package config finds the dependencies
-# they link privately too (Z3, zlib, spdlog, OpenBLAS, CUDA when built).
+# they link privately too (Z3, zlib, OpenBLAS, CUDA when built).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 add_library(shardsynth INTERFACE)
 add_library(shardsynth::shardsynth ALIAS shardsynth)
-target_link_libraries(shardsynth INTERFACE shardsynth_synth shardsynth_costs shardsynth_ir)
+target_link_libraries(shardsynth INTERFACE shardsynth_synth shardsynth_solver shardsynth_stages shardsynth_report
+                                           shardsynth_costs shardsynth_ir shardsynth_common)
 
-set_target_properties(shardsynth_ir PROPERTIES EXPORT_NAME ir)
-set_target_properties(shardsynth_costs PROPERTIES EXPORT_NAME costs)
-set_target_properties(shardsynth_synth PROPERTIES EXPORT_NAME synth)
-set_target_properties(shardsynth_runtime PROPERTIES EXPORT_NAME runtime)
+# shardsynth_<name> is exported as shardsynth::<name>.
+set(SHARDSYNTH_LIBRARIES common ir costs solver synth stages report runtime)
+foreach(name ${SHARDSYNTH_LIBRARIES})
+  set_target_properties(shardsynth_${name} PROPERTIES EXPORT_NAME ${name})
+  list(APPEND SHARDSYNTH_LIBRARY_TARGETS shardsynth_${name})
+endforeach()
 
-install(TARGETS shardsynth shardsynth_ir shardsynth_costs shardsynth_synth shardsynth_runtime
+install(TARGETS shardsynth ${SHARDSYNTH_LIBRARY_TARGETS}
         EXPORT shardsynthTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS synth shard-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(module ir costs synth runtime)
+# synth/'s sub-modules (solver/, stages/, report/) come with it.
+foreach(module common ir costs synth runtime)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardsynth/${module}
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()

@@ -1,15 +1,11 @@
 #pragma once
-// Errors caused by what the user handed in: a malformed graph, an unknown op,
-// a shape that does not divide, a bad mesh or flag. Commands map them to exit
-// code 2 and print the message as one line.
-#include <stdexcept>
-#include <string>
+// ir::InputError, the error for what the user handed in, is the one in
+// common/error.hpp: the solver of plain problems (synth/solver/) throws it
+// without knowing ir, and ir's users catch it under this name.
+#include "common/error.hpp"
 
 namespace shardsynth::ir {
 
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
-};
+using common::InputError;
 
 }  // namespace shardsynth::ir

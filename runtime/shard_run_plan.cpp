@@ -9,7 +9,7 @@
 #include "ir/error.hpp"
 #include "ir/mesh.hpp"
 #include "runtime/mpi_check.hpp"
-#include "synth/stages.hpp"
+#include "synth/stages/stages.hpp"
 
 namespace shardsynth::runtime {
 

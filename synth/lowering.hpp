@@ -27,7 +27,7 @@
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/spec.hpp"
-#include "synth/problem.hpp"
+#include "synth/solver/problem.hpp"
 
 namespace shardsynth::synth {
 

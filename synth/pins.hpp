@@ -10,13 +10,15 @@
 // problem node that disagrees, so the optimum found respects them. Before
 // that, one Z3 check with an assumption literal per pin tells whether the
 // pins can hold together; when they cannot, the unsat core over those
-// literals, shrunk until every pin in it is needed, names the conflict.
+// literals, shrunk until every pin in it is needed, names the conflict
+// (ResolvedPin and conflicting_pins: synth/solver/pin_conflict.hpp).
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ir/error.hpp"
 #include "synth/lowering.hpp"
+#include "synth/solver/pin_conflict.hpp"
 
 namespace shardsynth::synth {
 
@@ -38,15 +40,10 @@ Pin parse_pin(std::string_view text);
 // The pin as parse_pin reads it.
 std::string to_string(const Pin& pin);
 
-// One pin as a constraint on one problem node.
-struct ResolvedPin {
-  int node = 0;              // problem node whose strategy decides the tensor's spec
-  std::vector<bool> allows;  // per strategy of that node: whether it agrees with the pin
-};
-
-// Finds each pin's problem node and the strategies agreeing with it. Throws
-// ir::InputError naming the pin when its tensor is not in the graph or its
-// spec does not parse for the mesh.
+// Finds each pin's problem node and the strategies agreeing with it (a
+// ResolvedPin, synth/solver/pin_conflict.hpp). Throws ir::InputError naming
+// the pin when its tensor is not in the graph or its spec does not parse for
+// the mesh.
 std::vector<ResolvedPin> resolve_pins(const Lowered& lowered, const std::vector<Pin>& pins);
 
 // Thrown when the pins cannot hold together (or with the problem's own
@@ -60,13 +57,6 @@ class PinConflictError : public ir::InputError {
  private:
   std::vector<Pin> conflict_;
 };
-
-// Indices into `pins` of a conflict: a subset no assignment of the problem
-// satisfies, shrunk by deletion until dropping any one pin makes it
-// satisfiable, in ascending order. Empty when all the pins can hold
-// together. Throws ir::InputError when the problem has no plan even without
-// pins. Lets z3::exception through.
-std::vector<int> conflicting_pins(const Problem& problem, const std::vector<ResolvedPin>& pins);
 
 // Resolves the pins, checks them (throwing PinConflictError naming the
 // conflicting pins) and forbids, in the lowered problem, every strategy that

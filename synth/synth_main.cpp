@@ -1,10 +1,12 @@
 // `synth`: shard a model graph over a device mesh, proving the plan optimal
 // under the cost model. A thin shell over synth::synthesize().
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,18 +23,18 @@
 #include "ir/version.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
-#include "synth/cost_plot.hpp"
-#include "synth/graphviz.hpp"
-#include "synth/interrupt.hpp"
-#include "synth/iopddl.hpp"
-#include "synth/iteration_table.hpp"
 #include "synth/plans.hpp"
-#include "synth/progress_line.hpp"
-#include "synth/stage_report.hpp"
-#include "synth/stages.hpp"
+#include "synth/report/cost_plot.hpp"
+#include "synth/report/graphviz.hpp"
+#include "synth/report/iteration_table.hpp"
+#include "synth/report/progress_line.hpp"
+#include "synth/report/trace_command.hpp"
+#include "synth/report/trace_jsonl.hpp"
+#include "synth/solver/interrupt.hpp"
+#include "synth/solver/iopddl.hpp"
+#include "synth/stages/stage_report.hpp"
+#include "synth/stages/stages.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/trace_command.hpp"
-#include "synth/trace_jsonl.hpp"
 
 namespace {
 
@@ -65,6 +67,9 @@ struct Flags {
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
   bool relax = false;                    // --relax-usage
+  int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
+  int64_t seed = 1;                      // --seed: the anytime search's first seed
+  std::string anytime = "auto";          // --anytime: auto, always or never
   std::vector<std::string> pins;         // --pin TENSOR=SPEC (or TENSOR!=SPEC)
   std::vector<std::string> forbids;      // --forbid TENSOR=SPEC
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
@@ -114,13 +119,32 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   }
 }
 
+// When the process started (static initialization), for --time-limit.
+const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
+
 synth::CegisOptions cegis_options(const Flags& flags) {
   synth::CegisOptions options;
   options.max_iterations = flags.max_iterations;
   options.reduce = !flags.no_reduce;
   options.dual_bound = !flags.no_dual;
   options.relax_usage = flags.relax;
-  if (flags.time_limit > 0) options.time_limit_s = flags.time_limit;
+  if (flags.time_limit > 0) {
+    // The limit counts from the start of the process: loading and lowering
+    // are inside it, and a fifth of a second is kept for writing the outputs.
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+    options.time_limit_s = std::max(0.01, flags.time_limit - spent - 0.2);
+  }
+  options.threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.seed = static_cast<uint64_t>(flags.seed);
+  if (flags.anytime == "auto") {
+    options.anytime = synth::AnytimeMode::automatic;
+  } else if (flags.anytime == "always") {
+    options.anytime = synth::AnytimeMode::always;
+  } else if (flags.anytime == "never") {
+    options.anytime = synth::AnytimeMode::never;
+  } else {
+    throw ir::InputError("unknown --anytime '" + flags.anytime + "' (known: auto, always, never)");
+  }
   if (flags.strategy == "bisect") {
     options.strategy = synth::SearchStrategy::bisect;
   } else if (flags.strategy == "optimize") {
@@ -154,7 +178,7 @@ std::string search_summary(const synth::CegisResult& search) {
     return std::to_string(s.nodes) + " nodes, " + std::to_string(s.edges) + " edges, " + std::to_string(s.strategies) + " strategies";
   };
   int checks = 0;
-  for (const auto& it : search.iterations) checks += it.source != "dual";
+  for (const auto& it : search.iterations) checks += it.source.rfind("z3", 0) == 0;
   return "problem: " + size(search.original) + "; reduced: " + size(search.reduced) + "; pruned: " + size(search.pruned) +
          "; dual bound " + std::to_string(search.dual_bound) + "; lower bound " + std::to_string(search.lower_bound) + "; steps " +
          std::to_string(search.iterations.size()) + ", Z3 calls " + std::to_string(checks);
@@ -344,7 +368,7 @@ int run(const Flags& flags, const std::string& model_name) {
   log->info("memory per device: {} bytes (parameters{} and activations)", usage,
             options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
   const auto z3_calls = std::count_if(search.iterations.begin(), search.iterations.end(),
-                                      [](const synth::Iteration& it) { return it.source != "dual"; });
+                                      [](const synth::Iteration& it) { return it.source.rfind("z3", 0) == 0; });
   log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,
             flags.plan.empty() ? "" : ", " + flags.plan + " plans only", search.best_cost, model->unit(), z3_calls,
             search.proven_optimal ? ", proven optimal" : " (" + search.stop_reason + ")");
@@ -390,6 +414,13 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--no-reduce", flags.no_reduce, "hand Z3 the whole problem, without the exact reductions");
   app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
+  app.add_option("--threads", flags.threads, "anytime searches run side by side, one thread each (0: one per core)")
+      ->check(ir::non_negative_number());
+  app.add_option("--seed", flags.seed, "the anytime search's first seed (the same seed and --threads give the same plans)")
+      ->check(ir::non_negative_number());
+  app.add_option("--anytime", flags.anytime,
+                 "run the anytime search (folding, Lagrangian search, Z3 on regions) before the exact loop: auto (with a usage limit), always or never")
+      ->capture_default_str();
   app.add_option("--time-limit", flags.time_limit, "stop after this many seconds with the best plan so far, its lower bound and gap (0: no limit)")
       ->check(ir::non_negative_number());
   app.add_option("--memory-limit", flags.memory_limit_mb,

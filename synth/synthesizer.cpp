@@ -1,32 +1,22 @@
 #include "synth/synthesizer.hpp"
 
-#include <z3++.h>
-
 #include "ir/error.hpp"
 #include "synth/schedule_builder.hpp"
 
 namespace shardsynth::synth {
 
 CegisResult solve_problem(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
-  try {
-    return run_cegis(problem, options, on_iteration);
-  } catch (const z3::exception& e) {
-    throw SolverError(std::string("z3: ") + e.msg());
-  }
+  return run_cegis(problem, options, on_iteration);
 }
 
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options, const SynthCallback& on_iteration) {
   SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
   result.lowered.problem.name = "graph";
-  try {
-    apply_pins(result.lowered, options.pins);
-    result.search = run_cegis(result.lowered.problem, options.cegis, [&](const Iteration& it) {
-      if (on_iteration) on_iteration(result.lowered, it);
-    });
-  } catch (const z3::exception& e) {
-    throw SolverError(std::string("z3: ") + e.msg());
-  }
+  apply_pins(result.lowered, options.pins);
+  result.search = run_cegis(result.lowered.problem, options.cegis, [&](const Iteration& it) {
+    if (on_iteration) on_iteration(result.lowered, it);
+  });
   if (result.search.best.empty()) throw NoPlanError("no plan found before the search stopped (" + result.search.stop_reason + ")");
   result.schedule = build_schedule(result.lowered, result.search.best, model.name(), result.search.best_cost,
                                    result.search.proven_optimal);

@@ -12,9 +12,10 @@
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/schedule.hpp"
-#include "synth/cegis.hpp"
 #include "synth/lowering.hpp"
 #include "synth/pins.hpp"
+#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_error.hpp"
 
 namespace shardsynth::synth {
 
@@ -33,15 +34,8 @@ struct SynthOptions {
 // Called after every solver call with the lowered problem for printing.
 using SynthCallback = std::function<void(const Lowered& lowered, const Iteration& iteration)>;
 
-// Thrown when Z3 itself fails (z3::exception is translated here, at the
-// synth boundary).
-class SolverError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Solves a plain problem (e.g. one read with load_iopddl): run_cegis with
-// z3::exception translated to SolverError.
+// Solves a plain problem (e.g. one read with load_iopddl): run_cegis, which
+// throws SolverError (synth/solver/solver_error.hpp) when Z3 itself fails.
 CegisResult solve_problem(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration = nullptr);
 
 // Thrown when a limit (--time-limit, --max-iterations) stops the search

@@ -23,8 +23,8 @@
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
 #include "synth/pins.hpp"
+#include "synth/report/trace_jsonl.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/trace_jsonl.hpp"
 
 namespace py = pybind11;
 using namespace shardsynth;

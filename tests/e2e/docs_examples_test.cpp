@@ -14,7 +14,7 @@
 #include "e2e/trace_lines.hpp"
 #include "ir/schedule.hpp"
 #include "ir/spec.hpp"
-#include "synth/trace_jsonl.hpp"
+#include "synth/report/trace_jsonl.hpp"
 
 using namespace shardsynth::testing;
 

@@ -9,8 +9,8 @@
 #include "ir/schedule.hpp"
 #include "ir/spec.hpp"
 #include "runtime/safetensors.hpp"
-#include "synth/iopddl.hpp"
-#include "synth/problem.hpp"
+#include "synth/solver/iopddl.hpp"
+#include "synth/solver/problem.hpp"
 
 namespace shardsynth::fuzz {
 namespace {

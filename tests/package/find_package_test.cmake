@@ -33,8 +33,10 @@ endfunction()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(file bin/synth bin/shard-run include/shardsynth/ir/version.hpp include/shardsynth/synth/synthesizer.hpp
-             include/shardsynth/runtime/executor.hpp)
+foreach(file include/shardsynth/synth/synthesizer.hpp
+        include/shardsynth/synth/solver/problem.hpp include/shardsynth/synth/stages/stages.hpp
+        include/shardsynth/synth/report/trace_jsonl.hpp include/shardsynth/common/error.hpp bin/synth bin/shard-run
+        include/shardsynth/ir/version.hpp include/shardsynth/runtime/executor.hpp)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "find_package_test: the install lacks ${file}")
   endif()

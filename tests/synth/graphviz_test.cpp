@@ -7,9 +7,9 @@
 #include "costs/cost_model.hpp"
 #include "golden.hpp"
 #include "ir/models.hpp"
-#include "synth/cost_plot.hpp"
-#include "synth/graphviz.hpp"
-#include "synth/progress_line.hpp"
+#include "synth/report/cost_plot.hpp"
+#include "synth/report/graphviz.hpp"
+#include "synth/report/progress_line.hpp"
 #include "synth/synthesizer.hpp"
 
 using namespace shardsynth;

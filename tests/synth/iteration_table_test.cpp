@@ -3,7 +3,7 @@
 #include "costs/cost_model.hpp"
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
-#include "synth/iteration_table.hpp"
+#include "synth/report/iteration_table.hpp"
 #include "synth/schedule_builder.hpp"
 
 using namespace shardsynth;

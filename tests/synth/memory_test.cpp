@@ -16,9 +16,9 @@
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
 #include "ir/spec.hpp"
-#include "synth/brute_force.hpp"
 #include "synth/lowering.hpp"
-#include "synth/problem.hpp"
+#include "synth/solver/brute_force.hpp"
+#include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
 
 namespace shardsynth::synth {

@@ -12,8 +12,8 @@
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
 #include "synth/pins.hpp"
+#include "synth/solver/test_problems.hpp"
 #include "synth/synthesizer.hpp"
-#include "test_problems.hpp"
 
 namespace shardsynth::synth {
 namespace {

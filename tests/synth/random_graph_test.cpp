@@ -15,10 +15,10 @@
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
-#include "synth/brute_force.hpp"
-#include "synth/test_graphs.hpp"
 #include "synth/lowering.hpp"
+#include "synth/solver/brute_force.hpp"
 #include "synth/synthesizer.hpp"
+#include "synth/test_graphs.hpp"
 
 namespace shardsynth::synth {
 namespace {

@@ -8,7 +8,7 @@
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
 #include "ir/text_table.hpp"
-#include "synth/iteration_table.hpp"
+#include "synth/report/iteration_table.hpp"
 #include "synth/synthesizer.hpp"
 
 using namespace shardsynth;

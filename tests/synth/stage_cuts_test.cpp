@@ -14,7 +14,7 @@
 #include "ir/graph.hpp"
 #include "ir/models.hpp"
 #include "ir/op_table.hpp"
-#include "synth/stage_cuts.hpp"
+#include "synth/stages/stage_cuts.hpp"
 
 using namespace shardsynth;
 

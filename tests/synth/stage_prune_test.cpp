@@ -11,11 +11,11 @@
 #include "ir/gpt2.hpp"
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
-#include "synth/problem.hpp"
-#include "synth/stage_cuts.hpp"
-#include "synth/stage_dp.hpp"
-#include "synth/stage_range.hpp"
-#include "synth/stages.hpp"
+#include "synth/solver/problem.hpp"
+#include "synth/stages/stage_cuts.hpp"
+#include "synth/stages/stage_dp.hpp"
+#include "synth/stages/stage_range.hpp"
+#include "synth/stages/stages.hpp"
 
 using namespace shardsynth;
 

@@ -3,7 +3,7 @@
 
 #include "golden.hpp"
 #include "ir/staged_schedule.hpp"
-#include "synth/stage_report.hpp"
+#include "synth/stages/stage_report.hpp"
 
 using namespace shardsynth;
 

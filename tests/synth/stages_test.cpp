@@ -13,9 +13,9 @@
 #include "ir/gpt2.hpp"
 #include "ir/mesh.hpp"
 #include "ir/staged_schedule.hpp"
-#include "synth/stage_cuts.hpp"
-#include "synth/stage_range.hpp"
-#include "synth/stages.hpp"
+#include "synth/stages/stage_cuts.hpp"
+#include "synth/stages/stage_range.hpp"
+#include "synth/stages/stages.hpp"
 #include "synth/synthesizer.hpp"
 
 using namespace shardsynth;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ir/graph.hpp"
-#include "synth/problem.hpp"
+#include "synth/solver/problem.hpp"
 
 namespace shardsynth::testing {
 

@@ -9,10 +9,10 @@
 #include "ir/error.hpp"
 #include "ir/models.hpp"
 #include "ir/text_table.hpp"
-#include "synth/iteration_table.hpp"
+#include "synth/report/iteration_table.hpp"
+#include "synth/report/trace_command.hpp"
+#include "synth/report/trace_jsonl.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/trace_command.hpp"
-#include "synth/trace_jsonl.hpp"
 
 using namespace shardsynth;
 

@@ -1,0 +1,121 @@
+#include "synth/report/trace_command.hpp"
+
+#include <cstdio>
+
+#include "ir/error.hpp"
+#include "ir/text_table.hpp"
+#include "synth/report/iteration_table.hpp"
+
+namespace shardsynth::synth {
+
+std::string iteration_block(const std::vector<std::string>& labels, const nlohmann::json& step,
+                            std::optional<int64_t> best_before) {
+  std::string text = iteration_header(step.at("step").get<int>()) + "\n";
+  const auto status = step.at("status").get<std::string>();
+  if (status == "sat") {
+    text += model_text(labels, step.at("assignment").get<Assignment>()) + "\n";
+    text += ir::as_logged(table_from_json(step)) + "\n\n";
+  } else if (status == "unsat") {
+    const auto& bound = step.at("bound");
+    if (!bound.is_null() && best_before && bound.get<int64_t>() == *best_before) {
+      text += "Cannot find better solutions\n";
+    } else {
+      text += "No solution below " + (bound.is_null() ? std::string("any bound") : std::to_string(bound.get<int64_t>())) + "\n";
+    }
+  }
+  return text;
+}
+
+std::string recorded_iteration(const TraceFile& trace, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(trace.steps.size())) {
+    throw ir::InputError("--iter " + std::to_string(index) + ": the trace has steps 0 to " +
+                         std::to_string(static_cast<int64_t>(trace.steps.size()) - 1));
+  }
+  std::optional<int64_t> best_before;
+  for (int64_t i = 0; i < index; ++i) {
+    if (trace.steps[i].at("status") == "sat") best_before = trace.steps[i].at("cost").get<int64_t>();
+  }
+  return iteration_block(trace.labels, trace.steps[index], best_before);
+}
+
+std::string trace_summary(const TraceFile& trace) {
+  std::vector<std::vector<std::string>> rows;
+  std::optional<int64_t> best;
+  bool proven = false;
+  for (const auto& step : trace.steps) {
+    const auto status = step.at("status").get<std::string>();
+    const auto& bound = step.at("bound");
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", step.at("solver_ms").get<double>());
+    std::string source = step.at("source").get<std::string>();
+    if (step.value("relaxed", false)) source += " (relaxed)";
+    rows.push_back({std::to_string(step.at("step").get<int>()), source,
+                    bound.is_null() ? "-" : "< " + std::to_string(bound.get<int64_t>()), status,
+                    status == "sat" ? std::to_string(step.at("cost").get<int64_t>()) : "", ms});
+    if (status == "sat" && !step.value("relaxed", false) && (!best || step.at("cost").get<int64_t>() < *best)) {
+      best = step.at("cost").get<int64_t>();
+    }
+    proven = status == "unsat" && best && !bound.is_null() && bound.get<int64_t>() == *best;
+  }
+  std::string text = ir::format_table({"Step", "Source", "Bound", "Status", "Cost", "ms"}, rows) + "\n";
+  if (!best) return text + "no assignment found\n";
+  return text + "best cost " + std::to_string(*best) + (proven ? ", proven optimal" : ", not proven optimal") + "\n";
+}
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: synth trace FILE.jsonl [--iter N]\n"
+    "  re-prints step N of a trace written by `synth --trace FILE.jsonl` exactly as the run printed it,\n"
+    "  or without --iter a summary of every step (bound asked, answer, cost, solver milliseconds)\n";
+
+int64_t parse_iter(const std::string& text) {
+  std::size_t used = 0;
+  int64_t value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) throw ir::InputError("--iter '" + text + "' is not a step number");
+  return value;
+}
+
+}  // namespace
+
+int trace_command_main(const std::vector<std::string>& args) {
+  try {
+    std::string path;
+    std::optional<int64_t> iter;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg == "-h" || arg == "--help") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      }
+      if (arg == "--iter") {
+        if (i + 1 == args.size()) throw ir::InputError("--iter needs a step number");
+        iter = parse_iter(args[++i]);
+      } else if (arg.rfind("--iter=", 0) == 0) {
+        iter = parse_iter(arg.substr(7));
+      } else if (!arg.empty() && arg[0] == '-') {
+        throw ir::InputError("trace: unknown option '" + arg + "' (known: --iter N)");
+      } else if (path.empty()) {
+        path = arg;
+      } else {
+        throw ir::InputError("trace takes one file, got '" + path + "' and '" + arg + "'");
+      }
+    }
+    if (path.empty()) throw ir::InputError("trace needs a trace file (synth --trace FILE.jsonl writes one)");
+    const TraceFile trace = read_trace(path);
+    const std::string text = iter ? recorded_iteration(trace, *iter) : trace_summary(trace);
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    return 0;
+  } catch (const ir::InputError& e) {
+    std::fprintf(stderr, "synth: error: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace shardsynth::synth

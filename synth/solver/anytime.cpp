@@ -1,0 +1,147 @@
+#include "synth/solver/anytime.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "synth/solver/folding.hpp"
+#include "synth/solver/interrupt.hpp"
+#include "synth/solver/lagrangian_search.hpp"
+
+namespace shardsynth::synth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step) {
+  const auto begin = Clock::now();
+  auto ms_since_begin = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - begin).count(); };
+  auto out_of_time = [&] { return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested(); };
+  AnytimeResult result;
+  const FoldedProblem folded = fold_problem(problem, options.deadline);
+  result.fold_ms = ms_since_begin();
+  result.kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
+  result.kernel_edges = static_cast<int>(folded.kernel.edges.size());
+  if (folded.infeasible && !out_of_time()) {
+    result.infeasible = true;
+    result.stop_reason = "infeasible";
+    return result;
+  }
+  if (folded.infeasible) {
+    result.stop_reason = "time limit";
+    return result;
+  }
+  if (folded.kernel.nodes.empty()) {
+    // Folding fixed every node: one assignment is left, and it decides.
+    AnytimeStep step;
+    step.assignment = unfold(folded, {});
+    step.cost = evaluate(problem, step.assignment);
+    if (step.cost >= kForbidden) {
+      result.infeasible = true;
+      result.stop_reason = "infeasible";
+      return result;
+    }
+    step.found_ms = ms_since_begin();
+    if (on_step) on_step(step);
+    result.best = step.assignment;
+    result.best_cost = result.lower_bound = step.cost;
+    result.proven_optimal = true;
+    result.stop_reason = "unsat";
+    return result;
+  }
+  const int count = std::max(1, options.threads);
+  std::vector<std::unique_ptr<LagrangianSearch>> searches;
+  for (int k = 0; k < count; ++k) {
+    LagrangianOptions o;
+    o.seed = options.seed + static_cast<uint64_t>(k);
+    o.deadline = options.deadline;
+    o.region_attempts = options.region_attempts;
+    searches.push_back(std::make_unique<LagrangianSearch>(folded, o));
+  }
+  std::vector<std::vector<KernelPlan>> found(count);
+  long stalled = 0;
+  for (;;) {
+    if (out_of_time()) {
+      result.stop_reason = "time limit";
+      break;
+    }
+    // One epoch: every search runs its rounds; threads only when there are several.
+    if (count == 1) {
+      found[0] = searches[0]->run(options.epoch_rounds);
+    } else {
+      std::vector<std::thread> threads;
+      for (int k = 0; k < count; ++k) {
+        threads.emplace_back([&, k] { found[k] = searches[k]->run(options.epoch_rounds); });
+      }
+      for (auto& t : threads) t.join();
+    }
+    // Report in a fixed order: by round, then by search.
+    struct Found {
+      long round;
+      int search;
+      const KernelPlan* plan;
+    };
+    std::vector<Found> all;
+    for (int k = 0; k < count; ++k) {
+      for (const auto& plan : found[k]) all.push_back({plan.round, k, &plan});
+    }
+    std::sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
+      return a.round != b.round ? a.round < b.round : a.search < b.search;
+    });
+    bool improved = false;
+    for (const auto& f : all) {
+      const int64_t kernel_total = cost_add(f.plan->cost, folded.constant);
+      if (kernel_total >= result.best_cost) continue;
+      AnytimeStep step;
+      step.assignment = unfold(folded, f.plan->kernel);
+      step.cost = evaluate(problem, step.assignment);
+      if (step.cost != kernel_total) {
+        throw std::logic_error("anytime search: the evaluator scores a plan " + std::to_string(step.cost) +
+                               " but its folded cost is " + std::to_string(kernel_total));
+      }
+      step.found_ms = ms_since_begin();
+      step.search = f.search;
+      step.round = f.round;
+      step.by_region = f.plan->by_region;
+      result.best = step.assignment;
+      result.best_cost = step.cost;
+      improved = true;
+      if (on_step) on_step(step);
+    }
+    for (auto& s : searches) {
+      if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
+    }
+    result.rounds = 0;
+    int64_t bound = 0;
+    bool all_finished = true;
+    for (const auto& s : searches) {
+      result.proven_optimal = result.proven_optimal || s->proven();
+      result.rounds += s->rounds();
+      bound = std::max(bound, s->lower_bound());
+      all_finished = all_finished && s->finished();
+    }
+    result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
+    if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
+    if (result.proven_optimal && result.best_cost < kForbidden) {
+      result.lower_bound = result.best_cost;
+      result.stop_reason = "unsat";
+      break;
+    }
+    if (all_finished) {
+      result.stop_reason = "finished";
+      break;
+    }
+    stalled = improved ? 0 : stalled + options.epoch_rounds;
+    if (options.stall_rounds > 0 && stalled >= options.stall_rounds) {
+      result.stop_reason = "stalled";
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace shardsynth::synth

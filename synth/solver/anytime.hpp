@@ -1,0 +1,56 @@
+#pragma once
+// The anytime search for large problems and binding usage limits: the
+// problem is folded exactly (folding.hpp), then one or more Lagrangian
+// searches (lagrangian_search.hpp) run side by side on the kernel, with
+// different seeds. They run in epochs of a fixed number of rounds and
+// exchange their best cost between epochs, so the plans reported depend
+// only on the seed and the number of searches, unless the deadline cuts an
+// epoch short. Every plan is expanded to the original problem and scored
+// there by `evaluate`.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "synth/solver/problem.hpp"
+
+namespace shardsynth::synth {
+
+struct AnytimeOptions {
+  int threads = 1;                                                 // searches run side by side (one thread each)
+  uint64_t seed = 1;                                               // the first search's seed; the others take the next ones
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // stop at this time
+  long epoch_rounds = 1;                                           // rounds each search runs between exchanges
+  long stall_rounds = 200;                                         // stop when no plan improved for this many rounds (0 = never)
+  int region_attempts = 4;                                         // Z3 region searches per round (region_cegis.hpp); 0 = none
+};
+
+// One improving plan, as it is found.
+struct AnytimeStep {
+  Assignment assignment;  // of the original problem
+  int64_t cost = 0;       // evaluate(problem, assignment)
+  double found_ms = 0;    // milliseconds since the search began
+  int search = 0;         // which search found it (0-based)
+  long round = 0;         // that search's round
+  bool by_region = false; // found by Z3 on a region of the kernel, not by the priced descent and repair
+};
+
+struct AnytimeResult {
+  Assignment best;                 // best assignment of the original problem (empty when none was found)
+  int64_t best_cost = kForbidden;  // its cost
+  int64_t lower_bound = 0;         // no assignment within the limit costs less
+  bool infeasible = false;         // proven: folding left a node without any strategy
+  bool proven_optimal = false;     // Z3 answered unsat below the best plan on the whole kernel
+  std::string stop_reason;         // "time limit", "stalled", "finished" (nothing left to price), "unsat" (proven) or "infeasible"
+  int kernel_nodes = 0;            // after folding
+  int kernel_edges = 0;            // after folding
+  long rounds = 0;                 // rounds run, over all searches
+  double fold_ms = 0;              // milliseconds spent folding
+};
+
+using AnytimeCallback = std::function<void(const AnytimeStep&)>;
+
+AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step);
+
+}  // namespace shardsynth::synth

@@ -1,0 +1,129 @@
+#pragma once
+// The counterexample-guided loop of the Slapo PR: ask Z3 for an assignment
+// cheaper than the best so far, score it with the C++ evaluator (which must
+// agree with Z3's value of the cost term), tighten the bound, and stop when
+// Z3 answers unsat: the best assignment is then proven optimal.
+//
+// Before Z3 sees the problem it is reduced exactly (reduction.hpp), its costs
+// are reparameterized to expose a lower bound (dual_bound.hpp), and a decoded
+// assignment becomes the first incumbent; every strategy and pair that alone
+// exceeds the gap between the two is pruned, and the pruned problem is
+// reduced again. Z3 then answers "anything cheaper than the incumbent?" on
+// what is left. On request, a problem with a usage limit is first solved
+// without it: when that optimum fits the limit it is the optimum.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "synth/solver/problem.hpp"
+#include "synth/solver/solver_error.hpp"
+
+namespace shardsynth::synth {
+
+enum class CheckStatus { sat, unsat, unknown };
+
+struct Iteration {
+  int index = 0;                           // 0-based step number (solver calls and the decoded incumbent)
+  std::optional<int64_t> bound;            // asked for cost < bound; unset on an unbounded call
+  CheckStatus status = CheckStatus::unknown;  // Z3's answer (sat for the decoded incumbent)
+  Assignment assignment;                   // on sat: the assignment found
+  int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
+  double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
+  double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
+  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "search" (the anytime search's priced descent and repair) or "z3-region" (Z3 on a region of the anytime search's kernel)
+  bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
+};
+
+// Which bound the loop asks for next (both end with Z3's unsat as the proof).
+enum class SearchStrategy {
+  descent,   // the PR's loop: anything cheaper than the best so far
+  bisect,    // below the midpoint of [proven lower bound, best); unsat raises the lower bound
+  optimize,  // z3::optimize minimizes the cost term in one call (a baseline); one check below it proves it
+};
+
+// How a temporary bound (a bisection probe) is added and withdrawn.
+enum class ProbeMode {
+  assumptions,  // a fresh literal implies the bound; checked under it, then asserted false
+  push_pop,     // solver scopes
+};
+
+// How the Z3 problem is written (z3_encoding.hpp).
+enum class EncodingKind {
+  if_chains,  // one Int per node, costs as If-chains over it
+  one_hot,    // one Bool per strategy, exactly one per node, costs as sums of If(b, cost, 0)
+  pseudo_boolean,  // purely Boolean: one Bool per strategy and per costly pair, the cost bound one pseudo-Boolean row
+};
+
+// When the anytime search (anytime.hpp) runs before the exact loop.
+enum class AnytimeMode {
+  automatic,  // with a usage limit, when the reductions and the lower-bound pass are on (not the --no-reduce / --no-dual baselines)
+  always,     // on every problem
+  never,      // the exact loop alone
+};
+
+// Problems with more nodes than this are left to the anytime search alone:
+// the exact loop's reductions and Z3 encoding check memory on every set of
+// co-live nodes, which grows with nodes times time steps.
+inline constexpr int kExactLoopMaxNodes = 4000;
+
+struct CegisOptions {
+  SearchStrategy strategy = SearchStrategy::bisect;  // bound schedule (bisect: measured fastest, BENCHMARKS.md)
+  unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
+  int max_iterations = 0;         // stop after this many solver calls; 0 = unlimited
+  bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
+  bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
+  bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
+  ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn
+  EncodingKind encoding = EncodingKind::pseudo_boolean;  // the Z3 encoding (measured fastest, BENCHMARKS.md)
+  std::optional<double> time_limit_s;  // wall-clock limit for the whole search; unset = none
+  AnytimeMode anytime = AnytimeMode::automatic;  // the anytime search first (folding, Lagrangian search, Z3 on regions)
+  int threads = 1;                     // anytime searches run side by side, one thread each
+  uint64_t seed = 1;                   // the anytime search's first seed
+};
+
+struct ProblemSize {
+  int nodes = 0;           // nodes
+  int edges = 0;           // edges
+  int64_t strategies = 0;  // allowed (not forbidden) strategies over all nodes
+};
+ProblemSize size_of(const Problem& problem);
+
+struct CegisResult {
+  Assignment best;              // best assignment found (empty when none)
+  int64_t best_cost = 0;        // its cost
+  bool proven_optimal = false;  // whether Z3 answered unsat below best_cost
+  std::string stop_reason;      // "unsat", "unknown: <reason>", "iteration limit", "time limit", "stalled" (the anytime search stopped improving on a problem too large for the exact loop)
+  std::vector<Iteration> iterations;  // every step, in order
+  int64_t lower_bound = 0;      // proven: no assignment costs less (equals best_cost when proven optimal)
+  int64_t dual_bound = 0;       // the reparameterization's lower bound (0 without it)
+  ProblemSize original;         // the problem handed in
+  ProblemSize reduced;          // after the exact reductions
+  ProblemSize pruned;           // what Z3 saw last: after pruning at the gap and reducing again
+  int kernel_nodes = 0;         // = reduced.nodes
+  int kernel_edges = 0;         // = reduced.edges
+
+  // (best - lower bound) / best; 0 when proven optimal.
+  double relative_gap() const;
+};
+
+using IterationCallback = std::function<void(const Iteration&)>;
+
+// Thrown when the evaluator and Z3 disagree on a model's cost: a bug in the
+// encoding, never to be ignored.
+class EvaluatorMismatch : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Runs the loop; every model is expanded back to an assignment of `problem`
+// and scored there, and that score must equal Z3's value of the cost term
+// plus the reductions' constants. Iterations report assignments of
+// `problem`. Throws common::InputError when no assignment is feasible, and
+// SolverError when Z3 itself fails (its z3::exception translated).
+CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration);
+
+}  // namespace shardsynth::synth

@@ -1,0 +1,266 @@
+#include "synth/solver/lagrangian_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "synth/solver/dual_bound.hpp"
+#include "synth/solver/interrupt.hpp"
+#include "synth/solver/local_search.hpp"
+#include "synth/solver/region_cegis.hpp"
+
+namespace shardsynth::synth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+class LagrangianSearch::Impl {
+ public:
+  Impl(const FoldedProblem& folded, const LagrangianOptions& options)
+      : folded_(folded), options_(options), search_(folded), incumbent_(folded), rng_(options.seed) {
+    const int n = static_cast<int>(folded.kernel.nodes.size());
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), 0);
+    lambda_.assign(folded.base.size(), 0.0);
+    penalty_.resize(n);
+    for (int u = 0; u < n; ++u) penalty_[u].assign(folded.kernel.nodes[u].size(), 0.0);
+  }
+
+  std::vector<KernelPlan> run(long rounds) {
+    found_.clear();
+    if (!started_) start();
+    for (long k = 0; k < rounds && !finished_ && !out_of_time(); ++k) round();
+    return std::move(found_);
+  }
+
+  void beat(int64_t cost) { best_cost_ = std::min(best_cost_, cost); }
+  long rounds() const { return rounds_; }
+  bool finished() const { return finished_; }
+  int64_t lower_bound() const { return lower_bound_; }
+  long last_improvement() const { return last_improvement_; }
+  bool proven() const { return proven_; }
+
+ private:
+  bool out_of_time() const { return (options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested(); }
+
+  void start() {
+    started_ = true;
+    const int n = static_cast<int>(folded_.kernel.nodes.size());
+    if (n == 0) {  // nothing to search (anytime_search settles an empty kernel before any search starts)
+      finished_ = true;
+      return;
+    }
+    // The cheapest assignment TRW-S decodes with the limit ignored; its
+    // bound is the Lagrangian bound at zero multipliers.
+    DualOptions dual;
+    // A few sweeps only: the start needs a decoded assignment, and the
+    // bound gets tightened by the priced passes later.
+    dual.max_passes = 8;
+    dual.decode_first = 2;
+    dual.decode_every = 4;
+    dual.deadline = options_.deadline;
+    DualBound d = reparameterize(folded_.kernel, dual);
+    lower_bound_ = std::max<int64_t>(lower_bound_, std::min(d.constant, kForbidden));
+    search_.set(d.primal.empty() ? Assignment(n, 0) : d.primal);
+    if (!folded_.usage_limit) {  // nothing to price: one descent from the decoded assignment
+      search_.descend(order_, nullptr, false);
+      offer(search_.assignment());
+      finished_ = true;
+    }
+  }
+
+  // A feasible assignment: this search's incumbent when it is its best so
+  // far, and a found plan when it beats the cost to beat.
+  void offer(const Assignment& x, bool by_region = false) {
+    const int64_t c = cost_without_usage(folded_.kernel, x);
+    if (c >= kForbidden) return;
+    if (c < own_best_) {
+      own_best_ = c;
+      if (&x != &incumbent_.assignment()) incumbent_.set(x);
+      have_incumbent_ = true;
+    }
+    if (c >= best_cost_) return;
+    best_cost_ = c;
+    last_improvement_ = rounds_;
+    found_.push_back({x, c, rounds_, by_region});
+  }
+
+  // Z3 on a few regions of the incumbent; the seed is a node live at the
+  // fullest slot or, every other time, any node.
+  void improve_regions(int attempts) {
+    if (attempts <= 0 || !have_incumbent_ || folded_.kernel.nodes.empty()) return;
+    // Back off while regions find nothing: skip 1, 3, 7, ... up to 31 rounds.
+    if (region_wait_ > 0) {
+      --region_wait_;
+      return;
+    }
+    bool any = false;
+    constexpr unsigned kRlimit = 400000;  // Z3 resource units per region check
+    const int n = static_cast<int>(folded_.kernel.nodes.size());
+    for (int a = 0; a < attempts && !out_of_time(); ++a) {
+      int seed = static_cast<int>(rng_() % n);
+      if (a % 2 == 0 && folded_.usage_limit) {
+        const UsageProfile& profile = incumbent_.profile();
+        const int peak = profile.first_above(0, profile.slots(), profile.max() - 1);  // the first fullest slot
+        const std::vector<int> live = incumbent_.covering(peak);
+        if (!live.empty()) seed = live[rng_() % live.size()];
+      }
+      const auto region = grow_region(folded_.kernel, incumbent_.incidences(), seed, region_size_, rng_);
+      const RegionOutcome r = improve_region(incumbent_, region, kRlimit, options_.deadline);
+      if (r.improved) offer(incumbent_.assignment(), true);
+      any = any || r.improved;
+      if (r.proven && static_cast<int>(region.size()) == n) {
+        // The region was the whole kernel: Z3's unsat proves the incumbent optimal.
+        proven_ = true;
+        finished_ = true;
+        lower_bound_ = std::max(lower_bound_, r.cost);
+        return;
+      }
+      if (r.proven) {
+        region_size_ = std::min(region_size_ + std::max(1, region_size_ / 4), 400);
+      } else {
+        region_size_ = std::max(4, region_size_ * 4 / 5);
+      }
+    }
+    region_skip_ = any ? 0 : std::min(2 * region_skip_ + 1, 31);
+    region_wait_ = region_skip_;
+  }
+
+  void round() {
+    const int n = static_cast<int>(folded_.kernel.nodes.size());
+    ++rounds_;
+    std::shuffle(order_.begin(), order_.end(), rng_);
+    for (int k = 0; k < 4; ++k) {
+      if (search_.forest_move(rng_, &penalty_) == 0) break;
+    }
+    search_.descend(order_, &penalty_, false, 50);
+    const int64_t priced_cost = search_.cost();
+    const std::vector<int64_t> used = search_.profile().values();
+    // Subgradient of the dual at these multipliers, projected onto lambda >= 0.
+    const double limit = static_cast<double>(*folded_.usage_limit);
+    double dual = static_cast<double>(priced_cost), norm = 0;
+    std::vector<double> g(used.size());
+    for (std::size_t t = 0; t < used.size(); ++t) {
+      g[t] = static_cast<double>(used[t]) - limit;
+      dual += lambda_[t] * g[t];
+      if (lambda_[t] <= 0 && g[t] < 0) g[t] = 0;
+      norm += g[t] * g[t];
+    }
+    // Polish a copy into a feasible assignment and offer it.
+    const Assignment proposal = search_.assignment();
+    if (search_.feasible() || search_.repair(&penalty_, 4 * n)) {
+      std::shuffle(order_.begin(), order_.end(), rng_);
+      search_.descend(order_, nullptr, true);
+      offer(search_.assignment());
+    }
+    search_.set(proposal);
+    improve_regions(options_.region_attempts);
+    if (dual > best_dual_ + 1e-9 * std::abs(best_dual_)) {
+      best_dual_ = dual;
+      stalled_ = 0;
+    } else if (++stalled_ >= 8) {  // the dual value stopped rising: halve the step
+      theta_ /= 2;
+      stalled_ = 0;
+      if (theta_ < 1e-3) theta_ = 1.0;
+    }
+    if (norm <= 0) {
+      if (search_.feasible()) finished_ = true;  // the proposal keeps the limit: nothing to price
+      return;
+    }
+    // Polyak's step towards the best feasible cost (5% above the dual value before there is one).
+    const double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * dual, dual + 1.0);
+    const double step = theta_ * std::max(target - dual, 1e-6 * std::max(1.0, std::abs(dual))) / norm;
+    for (std::size_t t = 0; t < lambda_.size(); ++t) lambda_[t] = std::max(0.0, lambda_[t] + step * g[t]);
+    price();
+    if (options_.bound_every > 0 && rounds_ % options_.bound_every == 0) bound();
+  }
+
+  // Penalty of each strategy: its usage on each piece times the multipliers
+  // summed over the piece's slots.
+  void price() {
+    std::vector<double> prefix(lambda_.size() + 1, 0.0);
+    for (std::size_t t = 0; t < lambda_.size(); ++t) prefix[t + 1] = prefix[t] + lambda_[t];
+    for (std::size_t u = 0; u < penalty_.size(); ++u) {
+      std::fill(penalty_[u].begin(), penalty_[u].end(), 0.0);
+      for (const auto& p : folded_.pieces[u]) {
+        const double weight = prefix[p.to] - prefix[p.from];
+        if (weight == 0) continue;
+        for (std::size_t s = 0; s < p.usages.size(); ++s) penalty_[u][s] += weight * static_cast<double>(p.usages[s]);
+      }
+    }
+  }
+
+  // min over x of cost(x) + sum_t lambda_t (usage_t(x) - limit) is at most
+  // the optimum under the limit; TRW-S bounds the first part from below on
+  // costs rounded down.
+  void bound() {
+    double offset = 0;  // sum_t lambda_t (base_t - limit)
+    for (std::size_t t = 0; t < lambda_.size(); ++t) {
+      offset += lambda_[t] * (static_cast<double>(folded_.base[t]) - static_cast<double>(*folded_.usage_limit));
+    }
+    Problem priced = folded_.kernel;
+    constexpr double kCap = 1e17;
+    for (std::size_t u = 0; u < priced.nodes.size(); ++u) {
+      for (std::size_t s = 0; s < priced.nodes[u].costs.size(); ++s) {
+        int64_t& c = priced.nodes[u].costs[s];
+        if (c >= kForbidden) continue;
+        const double v = static_cast<double>(c) + penalty_[u][s];
+        c = v >= kCap ? static_cast<int64_t>(kCap) : static_cast<int64_t>(std::floor(v));
+      }
+    }
+    DualOptions dual;
+    dual.max_passes = 40;
+    dual.deadline = options_.deadline;
+    dual.decode = false;
+    const DualBound d = reparameterize(priced, dual);
+    if (d.constant >= kForbidden) return;
+    // Rounding slack: one unit per thousand of the magnitudes involved.
+    const double value = static_cast<double>(d.constant) + offset;
+    const double slack = 1e-9 * (std::abs(static_cast<double>(d.constant)) + std::abs(offset)) + 1;
+    const double candidate = std::floor(value - slack);
+    if (candidate > static_cast<double>(lower_bound_) && candidate < 9e18) lower_bound_ = static_cast<int64_t>(candidate);
+  }
+
+  const FoldedProblem& folded_;
+  const LagrangianOptions options_;
+  LocalSearch search_;
+  LocalSearch incumbent_;                     // the best feasible assignment, improved region by region
+  bool have_incumbent_ = false;
+  int region_size_ = 12;                      // nodes per region, adapted to how Z3 fares
+  int region_skip_ = 0;                       // rounds to skip after fruitless regions (doubles each time)
+  int region_wait_ = 0;                       // rounds left to skip
+  std::mt19937_64 rng_;
+  std::vector<int> order_;
+  std::vector<double> lambda_;                // per slot: multiplier of its usage row
+  std::vector<std::vector<double>> penalty_;  // per kernel node and strategy: priced usage
+  int64_t best_cost_ = kForbidden;            // the cost to beat
+  int64_t own_best_ = kForbidden;             // this search's best feasible cost (its incumbent's)
+  int64_t lower_bound_ = 0;
+  double best_dual_ = -std::numeric_limits<double>::infinity();
+  double theta_ = 1.0;                        // Polyak step factor
+  int stalled_ = 0;                           // rounds since the dual value last rose
+  long rounds_ = 0;
+  long last_improvement_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+  bool proven_ = false;  // Z3 proved the incumbent optimal on the whole kernel
+  std::vector<KernelPlan> found_;
+};
+
+LagrangianSearch::LagrangianSearch(const FoldedProblem& folded, const LagrangianOptions& options)
+    : impl_(std::make_unique<Impl>(folded, options)) {}
+LagrangianSearch::~LagrangianSearch() = default;
+std::vector<KernelPlan> LagrangianSearch::run(long rounds) { return impl_->run(rounds); }
+void LagrangianSearch::beat(int64_t cost) { impl_->beat(cost); }
+long LagrangianSearch::rounds() const { return impl_->rounds(); }
+bool LagrangianSearch::finished() const { return impl_->finished(); }
+int64_t LagrangianSearch::lower_bound() const { return impl_->lower_bound(); }
+long LagrangianSearch::last_improvement() const { return impl_->last_improvement(); }
+bool LagrangianSearch::proven() const { return impl_->proven(); }
+
+
+}  // namespace shardsynth::synth

@@ -1,0 +1,43 @@
+#pragma once
+// Z3 as the large-neighbourhood engine. A connected region of the kernel is
+// cut out around a seed node; everything outside keeps its strategy, so its
+// edges into the region become the region's node costs and its usage a
+// fixed profile. Within each stretch of slots where the region's own pieces
+// do not change, the region's usage must fit what the fixed profile leaves:
+// one pseudo-Boolean row per stretch that could bind. The counterexample
+// loop then asks Z3 for a region assignment cheaper than the current one
+// until it answers unsat (the region is optimal given the rest) or its
+// resource limit runs out. Z3's resource limit (rlimit), not a timeout,
+// bounds each check, so a run is repeatable.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "synth/solver/local_search.hpp"
+
+namespace shardsynth::synth {
+
+struct RegionOutcome {
+  int nodes = 0;            // region size
+  int checks = 0;           // Z3 checks made
+  bool improved = false;    // the current assignment got cheaper
+  bool proven = false;      // Z3 answered unsat: nothing in the region beats it
+  int64_t cost = 0;         // kernel cost after the region search
+};
+
+// Grows a region of `size` nodes (or all of them) around `seed`: breadth
+// first over the kernel graph, neighbours in `rng` order, going on from a
+// random node outside when a component is used up.
+std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences, int seed, int size,
+                             std::mt19937_64& rng);
+
+// Runs the loop on `region` of the current assignment of `search`, which
+// must keep the usage limit; every improvement is applied to `search`.
+// `rlimit` bounds each Z3 check (0 = none); at `deadline` (or on SIGINT)
+// the check is interrupted.
+RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region, unsigned rlimit,
+                             std::optional<std::chrono::steady_clock::time_point> deadline);
+
+}  // namespace shardsynth::synth

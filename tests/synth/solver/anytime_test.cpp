@@ -1,0 +1,264 @@
+// The anytime side of the solver against definitions and exhaustive search:
+// the usage profile against a plain array, folding against the original
+// problem's costs and optimum, moves and repair against the profile's
+// definition, Z3 on a region against brute force, and the whole anytime
+// search on random problems whose usage limit binds.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <climits>
+#include <random>
+
+#include "synth/solver/anytime.hpp"
+#include "synth/solver/brute_force.hpp"
+#include "synth/solver/folding.hpp"
+#include "synth/solver/local_search.hpp"
+#include "synth/solver/region_cegis.hpp"
+#include "synth/solver/test_problems.hpp"
+#include "synth/solver/usage_profile.hpp"
+
+namespace shardsynth::synth {
+namespace {
+
+// Random problems with long liveness intervals, usages on every node, some
+// follower edges (one allowed entry per row), and a limit between the least
+// and the largest possible peak, so that it often binds.
+Problem binding_problem(std::mt19937& rng, int max_nodes) {
+  ProblemMaker maker(rng);
+  Problem p{"binding", {}, {}, std::nullopt};
+  const int n = maker.uniform(1, max_nodes);
+  int64_t least = 0, most = 0;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node{"n" + std::to_string(i), {}, {}, 0, 0};
+    const int strategies = maker.uniform(1, 4);
+    for (int s = 0; s < strategies; ++s) {
+      node.costs.push_back(maker.uniform(0, 99) < 5 ? kForbidden : maker.uniform(0, 40));
+      node.usages.push_back(maker.uniform(0, 12));
+    }
+    node.live_from = maker.uniform(0, 6);
+    node.live_to = node.live_from + maker.uniform(0, 8);
+    least += *std::min_element(node.usages.begin(), node.usages.end());
+    most += *std::max_element(node.usages.begin(), node.usages.end());
+    p.nodes.push_back(std::move(node));
+  }
+  p.usage_limit = maker.uniform(static_cast<int>(least / 2), static_cast<int>(most));
+  const int edges = n == 1 ? 0 : maker.uniform(0, 2 * n);
+  for (int e = 0; e < edges; ++e) {
+    ProblemEdge edge{maker.uniform(0, n - 1), maker.uniform(0, n - 1), {}};
+    if (edge.from == edge.to) continue;
+    const int rows = p.nodes[edge.from].size(), cols = p.nodes[edge.to].size();
+    const bool follower = maker.uniform(0, 2) == 0;
+    for (int r = 0; r < rows; ++r) {
+      const int only = maker.uniform(0, cols - 1);
+      for (int c = 0; c < cols; ++c) {
+        if (follower) {
+          edge.costs.push_back(c == only ? maker.uniform(0, 20) : kForbidden);
+        } else {
+          edge.costs.push_back(maker.uniform(0, 99) < 8 ? kForbidden : maker.uniform(0, 20));
+        }
+      }
+    }
+    p.edges.push_back(std::move(edge));
+  }
+  return p;
+}
+
+// Brute force over the kernel of a folded problem, under its usage profile.
+int64_t folded_optimum(const FoldedProblem& f) {
+  int64_t best = kForbidden;
+  for_each_assignment(f.kernel, [&](const Assignment& x) {
+    const int64_t c = cost_without_usage(f.kernel, x);
+    if (c >= kForbidden) return;
+    if (f.usage_limit) {
+      for (int64_t v : usage_profile_of(f, x)) {
+        if (v > *f.usage_limit) return;
+      }
+    }
+    best = std::min(best, cost_add(c, f.constant));
+  });
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("UsageProfile_MatchesAPlainArray") {
+  std::mt19937 rng(7u);
+  for (int round = 0; round < 200; ++round) {
+    const int slots = std::uniform_int_distribution<int>(1, 40)(rng);
+    std::vector<int64_t> plain(slots);
+    for (auto& v : plain) v = std::uniform_int_distribution<int>(-5, 5)(rng);
+    UsageProfile profile(plain);
+    for (int op = 0; op < 60; ++op) {
+      int a = std::uniform_int_distribution<int>(0, slots)(rng), b = std::uniform_int_distribution<int>(0, slots)(rng);
+      if (a > b) std::swap(a, b);
+      const int64_t d = std::uniform_int_distribution<int>(-7, 7)(rng);
+      profile.add(a, b, d);
+      for (int t = a; t < b; ++t) plain[t] += d;
+      int c = std::uniform_int_distribution<int>(0, slots)(rng), e = std::uniform_int_distribution<int>(0, slots)(rng);
+      if (c > e) std::swap(c, e);
+      const int64_t want = c < e ? *std::max_element(plain.begin() + c, plain.begin() + e) : INT64_MIN;
+      CHECK(profile.max(c, e) == want);
+      const int64_t limit = std::uniform_int_distribution<int>(-3, 8)(rng);
+      int first = -1;
+      for (int t = c; t < e && first < 0; ++t) {
+        if (plain[t] > limit) first = t;
+      }
+      CHECK(profile.first_above(c, e, limit) == first);
+    }
+    CHECK(profile.values() == plain);
+    CHECK(profile.max() == *std::max_element(plain.begin(), plain.end()));
+  }
+}
+
+TEST_CASE("fold_problem_KeepsCostsUsagesAndTheOptimum") {
+  std::mt19937 rng(11u);
+  int folded_some = 0, fixed_some = 0, feasible = 0;
+  for (int i = 0; i < 1500; ++i) {
+    Problem p = binding_problem(rng, 8);
+    if (i % 4 == 3) p.usage_limit.reset();
+    CAPTURE(i);
+    const int64_t optimum = brute_force(p).cost;
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible) {
+      CHECK(optimum >= kForbidden);
+      continue;
+    }
+    folded_some += f.folded_followers > 0;
+    fixed_some += f.fixed_nodes > 0;
+    CHECK(f.kernel.nodes.size() <= p.nodes.size());
+    CHECK(folded_optimum(f) == optimum);
+    feasible += optimum < kForbidden;
+    // Every kernel assignment: its unfolded cost and usage are the original's.
+    for_each_assignment(f.kernel, [&](const Assignment& x) {
+      const Assignment full = unfold(f, x);
+      CHECK(cost_without_usage(p, full) == cost_add(cost_without_usage(f.kernel, x), f.constant));
+      if (p.usage_limit) {
+        bool fits = true;
+        for (int64_t v : usage_profile_of(f, x)) fits = fits && v <= *p.usage_limit;
+        CHECK(fits == within_usage_limit(p, full));
+      }
+    });
+  }
+  MESSAGE(feasible << " feasible; folded followers in " << folded_some << ", fixed nodes in " << fixed_some);
+  CHECK(folded_some >= 200);
+  CHECK(fixed_some >= 200);
+}
+
+TEST_CASE("LocalSearch_MovesRepairAndForestMovesKeepTheProfileTrue") {
+  std::mt19937 rng(13u);
+  std::mt19937_64 rng64(13u);
+  int repaired = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Problem p = binding_problem(rng, 10);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    CAPTURE(i);
+    LocalSearch ls(f);
+    Assignment x(f.kernel.nodes.size(), 0);
+    ls.set(x);
+    auto check_profile = [&] { CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment())); };
+    std::vector<int> order(f.kernel.nodes.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+    for (int k = 0; k < 3; ++k) {
+      const int64_t before = ls.cost();
+      ls.forest_move(rng64, nullptr);
+      CHECK(ls.cost() <= before);  // a joint optimum over each tree never costs more
+      check_profile();
+    }
+    ls.descend(order, nullptr, false);
+    check_profile();
+    if (ls.repair(nullptr, 1000)) {
+      ++repaired;
+      CHECK(ls.feasible());
+      const int64_t before = ls.cost();
+      ls.descend(order, nullptr, true);
+      CHECK(ls.feasible());
+      CHECK(ls.cost() <= before);
+    }
+    check_profile();
+  }
+  CHECK(repaired >= 100);
+}
+
+TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
+  std::mt19937 rng(17u);
+  int proven = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Problem p = binding_problem(rng, 7);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    CAPTURE(i);
+    LocalSearch ls(f);
+    ls.set(Assignment(f.kernel.nodes.size(), 0));
+    if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
+    std::vector<int> all(f.kernel.nodes.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    const RegionOutcome r = improve_region(ls, all, 0, std::nullopt);
+    REQUIRE(r.proven);
+    ++proven;
+    CHECK(ls.feasible());
+    CHECK(cost_add(ls.cost(), f.constant) == brute_force(p).cost);
+    CHECK(evaluate(p, unfold(f, ls.assignment())) == brute_force(p).cost);
+  }
+  CHECK(proven >= 100);
+}
+
+TEST_CASE("anytime_search_FindsFeasiblePlansWithValidBounds") {
+  std::mt19937 rng(19u);
+  int found = 0, optimal = 0, proven = 0;
+  for (int i = 0; i < 200; ++i) {
+    const Problem p = binding_problem(rng, 9);
+    CAPTURE(i);
+    const int64_t optimum = brute_force(p).cost;
+    AnytimeOptions options;
+    options.threads = 1 + i % 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 20;
+    int64_t last = kForbidden;
+    const AnytimeResult r = anytime_search(p, options, [&](const AnytimeStep& step) {
+      CHECK(step.cost < last);  // strictly improving
+      CHECK(evaluate(p, step.assignment) == step.cost);
+      last = step.cost;
+    });
+    if (r.infeasible) {
+      CHECK(optimum >= kForbidden);
+      continue;
+    }
+    CHECK(r.lower_bound <= optimum);
+    if (r.best.empty()) continue;
+    ++found;
+    CHECK(evaluate(p, r.best) == r.best_cost);
+    CHECK(r.best_cost >= optimum);
+    CHECK(r.best_cost == last);
+    optimal += r.best_cost == optimum;
+    if (!r.proven_optimal) MESSAGE("unproven " << i << " " << r.stop_reason << " kernel " << r.kernel_nodes << " rounds " << r.rounds);
+    if (r.proven_optimal) {
+      ++proven;
+      CHECK(r.best_cost == optimum);
+      CHECK(r.lower_bound == optimum);
+    }
+  }
+  MESSAGE(found << " with a plan, " << optimal << " of them optimal, " << proven << " proven");
+  CHECK(found >= 100);
+  CHECK(proven * 10 >= found * 9);
+  CHECK(optimal * 10 >= found * 7);
+}
+
+TEST_CASE("anytime_search_IsDeterministicForASeedAndThreadCount") {
+  std::mt19937 rng(23u);
+  for (int i = 0; i < 15; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    AnytimeOptions options;
+    options.threads = 2;
+    options.seed = 5;
+    options.stall_rounds = 12;
+    std::vector<int64_t> first, second;
+    const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) { first.push_back(s.cost); });
+    const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back(s.cost); });
+    CHECK(first == second);
+    CHECK(a.best == b.best);
+    CHECK(a.lower_bound == b.lower_bound);
+  }
+}
+
+}  // namespace shardsynth::synth

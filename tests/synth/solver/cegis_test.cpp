@@ -1,0 +1,146 @@
+#include <doctest/doctest.h>
+
+#include <array>
+#include <optional>
+#include <random>
+
+#include <z3++.h>
+
+#include "common/error.hpp"
+#include "synth/solver/brute_force.hpp"
+#include "synth/solver/cegis.hpp"
+#include "synth/solver/z3_encoding.hpp"
+
+using namespace shardsynth::synth;
+
+namespace {
+
+Problem random_problem(std::mt19937& rng, int nodes) {
+  std::uniform_int_distribution<int> strategies(1, 4), cost(0, 40), percent(0, 99);
+  auto value = [&] { return percent(rng) < 10 ? kForbidden : static_cast<int64_t>(cost(rng)); };
+  Problem p{"random", {}, {}, std::nullopt};
+  for (int i = 0; i < nodes; ++i) {
+    ProblemNode n{"n" + std::to_string(i), {}, {}, 0, 0};
+    for (int s = strategies(rng); s > 0; --s) n.costs.push_back(value());
+    p.nodes.push_back(std::move(n));
+  }
+  for (int e = 0; e < nodes + 1; ++e) {
+    std::uniform_int_distribution<int> pick(0, nodes - 1);
+    ProblemEdge edge{pick(rng), pick(rng), {}};
+    if (edge.from == edge.to) continue;
+    for (int k = p.nodes[edge.from].size() * p.nodes[edge.to].size(); k > 0; --k) edge.costs.push_back(value());
+    p.edges.push_back(std::move(edge));
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("Z3Encoding_CostTermEqualsEvaluatorOnEveryAssignment") {
+  // Not just the models the loop happens to visit: pin every assignment of
+  // small random problems and compare Z3's value of the cost term with the
+  // evaluator's; forbidden assignments must be unsat.
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int round = 0; round < 75; ++round) {
+    Problem p = random_problem(rng, 4);
+    if (round % 2 == 1) {  // with memory: usages, liveness and a limit that binds sometimes
+      std::uniform_int_distribution<int> usage(0, 9), time(0, 4);
+      for (auto& node : p.nodes) {
+        for (int s = 0; s < node.size(); ++s) node.usages.push_back(usage(rng));
+        node.live_from = time(rng);
+        node.live_to = node.live_from + time(rng);
+      }
+      p.usage_limit = 12;
+    }
+    const EncodingKind kind = std::array{EncodingKind::if_chains, EncodingKind::one_hot, EncodingKind::pseudo_boolean}[round % 3];
+    CAPTURE(round);
+    z3::context ctx;
+    Z3Encoding enc(ctx, p, kind);
+    z3::solver solver(ctx);
+    solver.add(enc.constraints());
+    Assignment a(p.nodes.size(), 0);
+    while (true) {
+      z3::expr_vector pins(ctx);
+      for (std::size_t i = 0; i < a.size(); ++i) pins.push_back(enc.picks(static_cast<int>(i), a[i]));
+      const int64_t expected = evaluate(p, a);
+      const auto answer = solver.check(pins);
+      if (expected >= kForbidden) {
+        CHECK(answer == z3::unsat);
+      } else {
+        REQUIRE(answer == z3::sat);
+        CHECK(enc.cost_value(solver.get_model()) == expected);
+        CHECK(solver.get_model().eval(enc.cost_term(), true).get_numeral_int64() == expected);
+        CHECK(enc.decode(solver.get_model()) == a);
+        ++compared;
+      }
+      std::size_t i = 0;
+      while (i < a.size() && ++a[i] == p.nodes[i].size()) a[i++] = 0;
+      if (i == a.size()) break;
+    }
+  }
+  CHECK(compared > 300);
+}
+
+TEST_CASE("run_cegis_HandBuiltChainDescendsToOptimum") {
+  // a -> b -> c, two strategies each; the optimum picks (1, 1, 0).
+  Problem p{"chain", {}, {}, std::nullopt};
+  p.nodes = {{"a", {5, 1}, {}, 0, 0}, {"b", {0, 2}, {}, 0, 0}, {"c", {3, 3}, {}, 0, 0}};
+  p.edges = {{0, 1, {0, 10, 10, 0}}, {1, 2, {0, kForbidden, 0, 4}}};
+  std::vector<Iteration> seen;
+  const CegisResult r = run_cegis(p, {}, [&](const Iteration& it) { seen.push_back(it); });
+  CHECK(r.proven_optimal);
+  CHECK(r.best_cost == 6);
+  CHECK(r.best == Assignment{1, 1, 0});
+  CHECK(r.stop_reason == "unsat");
+  REQUIRE(seen.size() == r.iterations.size());
+  CHECK(seen.back().status == CheckStatus::unsat);
+  CHECK(seen.back().bound == 6);
+  CHECK(!seen.front().bound.has_value());
+  CHECK(brute_force(p).cost == 6);
+}
+
+TEST_CASE("run_cegis_IterationLimitIsNotAProof") {
+  Problem p{"two", {}, {}, std::nullopt};
+  p.nodes = {{"a", {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {}, 0, 0}};
+  const CegisResult r = run_cegis(p, CegisOptions{.max_iterations = 1}, nullptr);
+  CHECK_FALSE(r.proven_optimal);
+  CHECK(r.stop_reason == "iteration limit");
+  CHECK(r.iterations.size() == 1);
+}
+
+TEST_CASE("run_cegis_InfeasibleProblemIsAnInputError") {
+  Problem p{"nothing", {}, {}, std::nullopt};
+  p.nodes = {{"a", {kForbidden, kForbidden}, {}, 0, 0}};
+  CHECK_THROWS_WITH_AS(run_cegis(p, {}, nullptr), doctest::Contains("no feasible assignment"),
+                       shardsynth::common::InputError);
+}
+
+TEST_CASE("run_cegis_BisectProvesTheSameOptimumAsDescent") {
+  std::mt19937 rng(11);
+  int proven = 0;
+  for (int round = 0; round < 60; ++round) {
+    const Problem p = random_problem(rng, 5);
+    const BruteForceResult truth = brute_force(p);
+    if (truth.cost >= kForbidden) continue;
+    for (bool reduce : {false, true}) {
+      std::optional<int64_t> previous_best;
+      int64_t previous_lower = 0;
+      const CegisResult r = run_cegis(p, CegisOptions{.strategy = SearchStrategy::bisect, .reduce = reduce},
+                                      [&](const Iteration& it) {
+                                        if (it.status == CheckStatus::sat) {
+                                          CHECK((!previous_best || it.cost < *previous_best));
+                                          previous_best = it.cost;
+                                        } else if (it.bound) {
+                                          CHECK(*it.bound >= previous_lower);  // the proven bound only rises
+                                          previous_lower = *it.bound;
+                                        }
+                                      });
+      CHECK(r.proven_optimal);
+      CHECK(r.best_cost == truth.cost);
+      CHECK(r.lower_bound == truth.cost);
+      ++proven;
+    }
+  }
+  CHECK(proven > 40);
+}
