@@ -103,8 +103,8 @@ class LagrangianSearch::Impl {
     const int n = static_cast<int>(folded_.kernel.nodes.size());
     for (int a = 0; a < attempts && !out_of_time(); ++a) {
       int seed = static_cast<int>(rng_() % n);
-      if (a % 2 == 0 && folded_.usage_limit) {
-        const UsageProfile& profile = incumbent_.profile();
+      const UsageProfile& profile = incumbent_.profile();
+      if (a % 2 == 0 && folded_.usage_limit && profile.slots() > 0) {
         const int peak = profile.first_above(0, profile.slots(), profile.max() - 1);  // the first fullest slot
         const std::vector<int> live = incumbent_.covering(peak);
         if (!live.empty()) seed = live[rng_() % live.size()];
