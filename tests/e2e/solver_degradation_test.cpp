@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "sanitized.hpp"
 
 using namespace shardsynth::testing;
 
@@ -27,14 +28,6 @@ const std::string kLongRun = " gpt2 --mesh 2x4 --no-reduce --no-dual --strategy 
 // runs our code about ten times slower: there the first check alone took
 // 5.1 s to prepare and the first plan came at about 8.5 s (measured), so a
 // 2 s limit would end the run before any plan.
-// GCC defines __SANITIZE_ADDRESS__; clang (the asan preset) answers __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define SHARDSYNTH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHARDSYNTH_ASAN 1
-#endif
-#endif
 #if defined(SHARDSYNTH_ASAN)
 const std::string kTimeLimit = "20";
 #else

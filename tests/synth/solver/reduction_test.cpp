@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "sanitized.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/cegis.hpp"
 #include "synth/solver/problem.hpp"
@@ -83,7 +84,7 @@ TEST_CASE("reduce_RandomProblemsKeepTheOptimum") {
   std::mt19937 rng(0xbeefu);
   ProblemMaker maker(rng);
   int feasible = 0, infeasible = 0, limited = 0, eliminated = 0, dropped = 0, empty_kernels = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < testing::scaled(300); ++i) {
     const Problem p = maker.random();
     CAPTURE(i);
     CAPTURE(p.nodes.size());
@@ -101,12 +102,12 @@ TEST_CASE("reduce_RandomProblemsKeepTheOptimum") {
   MESSAGE("feasible " << feasible << ", infeasible " << infeasible << ", with a usage limit " << limited
                       << ", eliminated nodes " << eliminated << ", dropped strategies " << dropped
                       << ", empty kernels " << empty_kernels);
-  CHECK(feasible >= 100);
-  CHECK(infeasible >= 10);
-  CHECK(limited >= 40);
-  CHECK(eliminated >= 300);
-  CHECK(dropped >= 100);
-  CHECK(empty_kernels >= 50);
+  CHECK(feasible >= testing::scaled(100));
+  CHECK(infeasible >= testing::scaled(10));
+  CHECK(limited >= testing::scaled(40));
+  CHECK(eliminated >= testing::scaled(300));
+  CHECK(dropped >= testing::scaled(100));
+  CHECK(empty_kernels >= testing::scaled(50));
 }
 
 TEST_CASE("reduce_PathAndDiamondVanish") {

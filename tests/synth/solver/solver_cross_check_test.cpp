@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "sanitized.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/cegis.hpp"
 #include "synth/solver/dual_bound.hpp"
@@ -130,14 +131,14 @@ TEST_CASE("within_usage_limit_AgreesWithTheEvaluator") {
   CHECK(checked >= 10000);
 }
 
-// 1,000 problems for one strategy; encodings, probe modes and the
+// 1,000 problems for one strategy (a quarter under the sanitizers); encodings, probe modes and the
 // reduction, bound and relaxation switches rotate through them.
 static void check_strategy(SearchStrategy strategy) {
   std::mt19937 rng(505u);
   ProblemMaker maker(rng);
   const std::array encodings{EncodingKind::if_chains, EncodingKind::one_hot, EncodingKind::pseudo_boolean};
   int solved = 0, limited = 0;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < testing::scaled(1000); ++i) {
     const Problem p = maker.random();
     CAPTURE(i);
     const int64_t optimum = brute_force(p).cost;
@@ -170,8 +171,8 @@ static void check_strategy(SearchStrategy strategy) {
     ++solved;
   }
   MESSAGE("solved " << solved << ", with a usage limit " << limited);
-  CHECK(limited >= 150);
-  CHECK(solved >= 700);
+  CHECK(limited >= testing::scaled(150));
+  CHECK(solved >= testing::scaled(700));
 }
 
 TEST_CASE("run_cegis_DescentMatchesBruteForce") { check_strategy(SearchStrategy::descent); }

@@ -1,0 +1,30 @@
+#pragma once
+// Whether this test binary was built with AddressSanitizer (scripts/sanitize,
+// the asan preset), and a scale for randomized cross-checks there.
+//
+// The sanitized suite runs our code several times slower. Its job is to find
+// memory and undefined-behaviour errors, which a quarter of the random
+// instances of a cross-check still reaches; the plain suite runs them all and
+// checks the answers at full size. GCC defines __SANITIZE_ADDRESS__; clang
+// answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define SHARDSYNTH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHARDSYNTH_ASAN 1
+#endif
+#endif
+
+namespace shardsynth::testing {
+
+#if defined(SHARDSYNTH_ASAN)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// `count` random instances (or a threshold on them) in the plain build, a
+// quarter of them (at least one) under the sanitizers.
+constexpr int scaled(int count) { return kSanitized ? (count + 3) / 4 : count; }
+
+}  // namespace shardsynth::testing
