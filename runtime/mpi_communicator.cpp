@@ -7,19 +7,10 @@
 #include <string>
 #include <utility>
 
+#include "common/sanitizer.hpp"
+#include "costs/alpha_beta_cost_model.hpp"
 #include "runtime/mpi_check.hpp"
 #include "runtime/packing.hpp"
-#include "costs/alpha_beta_cost_model.hpp"
-
-// GCC defines __SANITIZE_ADDRESS__ under -fsanitize=address; clang (the asan
-// preset's compiler) answers __has_feature(address_sanitizer) instead.
-#if defined(__SANITIZE_ADDRESS__)
-#define SHARDSYNTH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHARDSYNTH_ASAN 1
-#endif
-#endif
 
 #if defined(SHARDSYNTH_ASAN)
 // ASan+UBSan builds (scripts/sanitize) only. OpenMPI and the libraries under

@@ -5,15 +5,8 @@
 // The sanitized suite runs our code several times slower. Its job is to find
 // memory and undefined-behaviour errors, which a quarter of the random
 // instances of a cross-check still reaches; the plain suite runs them all and
-// checks the answers at full size. GCC defines __SANITIZE_ADDRESS__; clang
-// answers __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define SHARDSYNTH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHARDSYNTH_ASAN 1
-#endif
-#endif
+// checks the answers at full size.
+#include "common/sanitizer.hpp"
 
 namespace shardsynth::testing {
 
