@@ -75,7 +75,6 @@ class LocalSearch {
   std::vector<std::vector<int>> cover_;
   std::vector<int> stamp_;  // per node: the last query that collected it
   int query_ = 0;           // stamp of the current query
-
 };
 
 }  // namespace shardsynth::synth
