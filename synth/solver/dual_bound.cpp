@@ -75,11 +75,14 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
   std::vector<int> position(n);
   std::optional<PrimalHeuristic> heuristic;
   if (options.decode) heuristic.emplace(problem);
-  // Decodes an assignment from the current tables (greedy in sweep order)
-  // and polishes it; keeps it when it is the best feasible one so far.
-  auto decode = [&](bool forward) {
+  // Decodes an assignment from the current tables and polishes it; keeps it
+  // when it is the best feasible one so far. The greedy runs against the
+  // direction of the sweep just done: that sweep's last node has collected
+  // every message, and each node before it sent its share towards the
+  // nodes that the greedy has already picked.
+  auto decode = [&](bool after_forward_sweep) {
     std::vector<int> sweep(order);
-    if (!forward) std::reverse(sweep.begin(), sweep.end());
+    if (after_forward_sweep) std::reverse(sweep.begin(), sweep.end());
     Assignment x = heuristic->greedy(q, sweep);
     const int64_t cost = heuristic->local_search(x);
     if (cost < d.primal_cost && within_usage_limit(problem, x)) {
@@ -153,7 +156,7 @@ DualBound reparameterize(const Problem& problem, const DualOptions& options) {
     }
     if (d.primal_cost <= bound) break;  // the decoded assignment is already optimal
   }
-  if (options.decode && !decoded) decode(d.passes % 2 == 1);  // the last sweep's tables (forward sweeps are the odd-numbered ones)
+  if (options.decode && !decoded) decode(d.passes % 2 == 1);  // after the last sweep (forward sweeps are the odd-numbered ones)
   // Forbidden entries are forbidden again; every table is left with minimum
   // 0, the minima in the constant.
   std::vector<const std::vector<int64_t>*> originals;

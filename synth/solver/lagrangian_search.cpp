@@ -65,6 +65,14 @@ class LagrangianSearch::Impl {
     dual.deadline = options_.deadline;
     DualBound d = reparameterize(folded_.kernel, dual);
     lower_bound_ = std::max<int64_t>(lower_bound_, std::min(d.constant, kForbidden));
+    if (d.constant < kForbidden) {
+      warm_constant_ = d.constant;
+      warm_ = std::move(d.problem);
+    } else {
+      warm_ = folded_.kernel;
+    }
+    warm_priced_.resize(n);
+    for (int u = 0; u < n; ++u) warm_priced_[u] = folded_.kernel.nodes[u].costs;
     search_.set(d.primal.empty() ? Assignment(n, 0) : d.primal);
     if (!folded_.usage_limit) {  // nothing to price: one descent from the decoded assignment
       search_.descend(order_, nullptr, false);
@@ -131,7 +139,6 @@ class LagrangianSearch::Impl {
   }
 
   void round() {
-    const int n = static_cast<int>(folded_.kernel.nodes.size());
     ++rounds_;
     std::shuffle(order_.begin(), order_.end(), rng_);
     for (int k = 0; k < 4; ++k) {
@@ -152,11 +159,7 @@ class LagrangianSearch::Impl {
     }
     // Polish a copy into a feasible assignment and offer it.
     const Assignment proposal = search_.assignment();
-    if (search_.feasible() || search_.repair(&penalty_, 4 * n)) {
-      std::shuffle(order_.begin(), order_.end(), rng_);
-      search_.descend(order_, nullptr, true);
-      offer(search_.assignment());
-    }
+    polish_and_offer();
     search_.set(proposal);
     improve_regions(options_.region_attempts);
     if (dual > best_dual_ + 1e-9 * std::abs(best_dual_)) {
@@ -167,16 +170,27 @@ class LagrangianSearch::Impl {
       stalled_ = 0;
       if (theta_ < 1e-3) theta_ = 1.0;
     }
-    if (norm <= 0) {
-      if (search_.feasible()) finished_ = true;  // the proposal keeps the limit: nothing to price
-      return;
-    }
-    // Polyak's step towards the best feasible cost (5% above the dual value before there is one).
-    const double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * dual, dual + 1.0);
-    const double step = theta_ * std::max(target - dual, 1e-6 * std::max(1.0, std::abs(dual))) / norm;
+    if (norm <= 0) return;  // the proposal keeps the limit where nothing is priced: no step
+    // Polyak's step towards the best feasible cost (5% above the dual value
+    // before there is one). The proposal is a local optimum only, so its
+    // dual value may overstate the true one; the proven bound caps it.
+    const double estimate = std::min(dual, static_cast<double>(lower_bound_));
+    const double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * estimate, estimate + 1.0);
+    const double step = theta_ * std::max(target - estimate, 1e-6 * std::max(1.0, std::abs(estimate))) / norm;
     for (std::size_t t = 0; t < lambda_.size(); ++t) lambda_[t] = std::max(0.0, lambda_[t] + step * g[t]);
     price();
     if (options_.bound_every > 0 && rounds_ % options_.bound_every == 0) bound();
+  }
+
+  // Repairs the current assignment into one that keeps the limit (on the
+  // priced costs), polishes it on the true costs and offers it.
+  void polish_and_offer() {
+    const int n = static_cast<int>(folded_.kernel.nodes.size());
+    if (search_.feasible() || search_.repair(&penalty_, 4 * n)) {
+      std::shuffle(order_.begin(), order_.end(), rng_);
+      search_.descend(order_, nullptr, true);
+      offer(search_.assignment());
+    }
   }
 
   // Penalty of each strategy: its usage on each piece times the multipliers
@@ -194,33 +208,60 @@ class LagrangianSearch::Impl {
     }
   }
 
-  // min over x of cost(x) + sum_t lambda_t (usage_t(x) - limit) is at most
-  // the optimum under the limit; TRW-S bounds the first part from below on
-  // costs rounded down.
-  void bound() {
-    double offset = 0;  // sum_t lambda_t (base_t - limit)
-    for (std::size_t t = 0; t < lambda_.size(); ++t) {
-      offset += lambda_[t] * (static_cast<double>(folded_.base[t]) - static_cast<double>(*folded_.usage_limit));
-    }
-    Problem priced = folded_.kernel;
+  // The kernel's costs plus the priced usage, rounded down to integers.
+  std::vector<std::vector<int64_t>> priced_costs() const {
     constexpr double kCap = 1e17;
-    for (std::size_t u = 0; u < priced.nodes.size(); ++u) {
-      for (std::size_t s = 0; s < priced.nodes[u].costs.size(); ++s) {
-        int64_t& c = priced.nodes[u].costs[s];
+    std::vector<std::vector<int64_t>> priced(penalty_.size());
+    for (std::size_t u = 0; u < priced.size(); ++u) {
+      priced[u] = folded_.kernel.nodes[u].costs;
+      for (std::size_t s = 0; s < priced[u].size(); ++s) {
+        int64_t& c = priced[u][s];
         if (c >= kForbidden) continue;
         const double v = static_cast<double>(c) + penalty_[u][s];
         c = v >= kCap ? static_cast<int64_t>(kCap) : static_cast<int64_t>(std::floor(v));
       }
     }
+    return priced;
+  }
+
+  // min over x of cost(x) + sum_t lambda_t (usage_t(x) - limit) is at most
+  // the optimum under the limit; TRW-S bounds the first part from below on
+  // costs rounded down. TRW-S stays warm from one call to the next: a
+  // reparameterization holds for any node costs, so the change of the
+  // priced costs is added to the reparameterized node costs and the
+  // message passing goes on from there.
+  void bound() {
+    double offset = 0;  // sum_t lambda_t (base_t - limit)
+    for (std::size_t t = 0; t < lambda_.size(); ++t) {
+      offset += lambda_[t] * (static_cast<double>(folded_.base[t]) - static_cast<double>(*folded_.usage_limit));
+    }
+    std::vector<std::vector<int64_t>> priced = priced_costs();
+    for (std::size_t u = 0; u < priced.size(); ++u) {
+      for (std::size_t s = 0; s < priced[u].size(); ++s) {
+        int64_t& c = warm_.nodes[u].costs[s];
+        if (c < kForbidden) c += priced[u][s] - warm_priced_[u][s];
+      }
+    }
+    warm_priced_ = std::move(priced);
     DualOptions dual;
     dual.max_passes = 40;
     dual.deadline = options_.deadline;
-    dual.decode = false;
-    const DualBound d = reparameterize(priced, dual);
+    // The assignment decoded from the priced tables is a proposal too.
+    dual.decode_first = 0;
+    dual.decode_every = dual.max_passes + 1;
+    DualBound d = reparameterize(warm_, dual);
+    if (!d.primal.empty()) {
+      const Assignment proposal = search_.assignment();
+      search_.set(d.primal);
+      polish_and_offer();
+      search_.set(proposal);
+    }
     if (d.constant >= kForbidden) return;
+    warm_ = std::move(d.problem);
+    warm_constant_ += d.constant;
     // Rounding slack: one unit per thousand of the magnitudes involved.
-    const double value = static_cast<double>(d.constant) + offset;
-    const double slack = 1e-9 * (std::abs(static_cast<double>(d.constant)) + std::abs(offset)) + 1;
+    const double value = static_cast<double>(warm_constant_) + offset;
+    const double slack = 1e-9 * (std::abs(static_cast<double>(warm_constant_)) + std::abs(offset)) + 1;
     const double candidate = std::floor(value - slack);
     if (candidate > static_cast<double>(lower_bound_) && candidate < 9e18) lower_bound_ = static_cast<int64_t>(candidate);
   }
@@ -229,6 +270,9 @@ class LagrangianSearch::Impl {
   const LagrangianOptions options_;
   LocalSearch search_;
   LocalSearch incumbent_;                     // the best feasible assignment, improved region by region
+  Problem warm_;                              // the kernel on the priced costs, reparameterized by TRW-S so far
+  int64_t warm_constant_ = 0;                 // priced cost of x = warm_constant_ + warm_ cost of x
+  std::vector<std::vector<int64_t>> warm_priced_;  // per node and strategy: the priced cost that warm_ holds
   bool have_incumbent_ = false;
   int region_size_ = 12;                      // nodes per region, adapted to how Z3 fares
   int region_skip_ = 0;                       // rounds to skip after fruitless regions (doubles each time)
