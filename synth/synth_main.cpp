@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include "synth/report/trace_jsonl.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/iopddl.hpp"
+#include "synth/solver/time_guard.hpp"
 #include "synth/stages/stage_report.hpp"
 #include "synth/stages/stages.hpp"
 #include "synth/synthesizer.hpp"
@@ -130,9 +132,11 @@ synth::CegisOptions cegis_options(const Flags& flags) {
   options.relax_usage = flags.relax;
   if (flags.time_limit > 0) {
     // The limit counts from the start of the process: loading and lowering
-    // are inside it, and a fifth of a second is kept for writing the outputs.
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
-    options.time_limit_s = std::max(0.01, flags.time_limit - spent - 0.2);
+    // are inside it, and a fifth of a second is kept for writing the outputs
+    // (a search that Z3 keeps past its deadline is abandoned a little later:
+    // time_guard.hpp).
+    options.deadline = kProcessStart + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                           std::chrono::duration<double>(std::max(0.01, flags.time_limit - 0.2)));
   }
   options.threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = static_cast<uint64_t>(flags.seed);
@@ -446,9 +450,7 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--verbose,-v", flags.verbose, "log solver timings to stderr");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
   Flags flags;
   add_common_options(app, flags);
@@ -502,4 +504,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "synth: internal error: %s\n", e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int code = run_main(argc, argv);
+  if (synth::abandoned_searches() > 0) {
+    // A search left running in Z3 past the time limit (time_guard.hpp):
+    // leave without static destructors, which could run beside it.
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

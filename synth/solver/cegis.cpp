@@ -11,6 +11,7 @@
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/reduction.hpp"
+#include "synth/solver/time_guard.hpp"
 #include "synth/solver/z3_deadline.hpp"
 #include "synth/solver/z3_encoding.hpp"
 
@@ -33,12 +34,13 @@ struct Prepared {
 class Search {
  public:
   Search(const Problem& scored, bool relaxed, const CegisOptions& options, std::optional<Clock::time_point> deadline,
-         const IterationCallback& on_iteration, CegisResult& result)
+         const IterationCallback& on_iteration, const BoundCallback& on_bound, CegisResult& result)
       : scored_(scored),
         relaxed_(relaxed),
         options_(options),
         deadline_(deadline),
         on_iteration_(on_iteration),
+        on_bound_(on_bound),
         result_(result) {}
 
   // Starts from a reduction and bound computed already (for the problem handed in).
@@ -81,7 +83,11 @@ class Search {
     throw common::InputError("problem '" + scored_.name + "' has no feasible assignment");
   }
 
-  void raise_lower_bound(int64_t bound) { result_.lower_bound = std::max(result_.lower_bound, bound); }
+  void raise_lower_bound(int64_t bound) {
+    if (bound <= result_.lower_bound) return;
+    result_.lower_bound = bound;
+    if (!relaxed_ && on_bound_) on_bound_(bound);  // a bound of the relaxation is not published (see run_search)
+  }
 
   bool out_of_time() const { return (deadline_ && Clock::now() >= *deadline_) || interrupt_requested(); }
 
@@ -428,6 +434,7 @@ class Search {
   const CegisOptions& options_;
   std::optional<Clock::time_point> deadline_;
   const IterationCallback& on_iteration_;
+  const BoundCallback& on_bound_;
   CegisResult& result_;
   Prepared* prepared_ = nullptr;  // reduction and bound computed before the search (moved from), or null
   Reduced first_;                // the exact reductions of scored_
@@ -441,6 +448,15 @@ class Search {
 };
 
 }  // namespace
+
+std::optional<Clock::time_point> search_deadline(const CegisOptions& options, Clock::time_point start) {
+  std::optional<Clock::time_point> deadline = options.deadline;
+  if (options.time_limit_s) {
+    const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_limit_s));
+    deadline = deadline ? std::min(*deadline, end) : end;
+  }
+  return deadline;
+}
 
 ProblemSize size_of(const Problem& problem) {
   ProblemSize s{static_cast<int>(problem.nodes.size()), static_cast<int>(problem.edges.size()), 0};
@@ -487,7 +503,7 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
   if (exact_after && deadline) anytime.deadline = Clock::now() + (*deadline - Clock::now()) / 2;
   // Stalling ends it: soon before the exact loop; on large problems without
   // a limit, after many rounds; with a limit, only the deadline does.
-  anytime.stall_rounds = exact_after ? 4 : (deadline ? 0 : 400);
+  anytime.stall_rounds = exact_after ? (deadline ? 0 : 4) : (deadline ? 0 : 400);
   // Before the exact loop, Z3 works on the whole problem there instead.
   anytime.region_attempts = exact_after ? 0 : 4;
   auto last = Clock::now();
@@ -536,18 +552,16 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
 }
 
 
-CegisResult run_search(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
+CegisResult run_search(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration,
+                       const BoundCallback& on_bound) {
   validate(problem);
-  std::optional<Clock::time_point> deadline;
-  if (options.time_limit_s) {
-    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_limit_s));
-  }
+  const std::optional<Clock::time_point> deadline = search_deadline(options, Clock::now());
   CegisResult result;
   if (problem.usage_limit && options.relax_usage) {
     // The optimum without the limit is a lower bound; when it fits, it is the optimum.
     Problem relaxed = problem;
     relaxed.usage_limit.reset();
-    Search(relaxed, true, options, deadline, on_iteration, result).run();
+    Search(relaxed, true, options, deadline, on_iteration, on_bound, result).run();
     if (result.proven_optimal && within_usage_limit(problem, result.best)) {
       result.original = size_of(problem);
       return result;
@@ -566,8 +580,9 @@ CegisResult run_search(const Problem& problem, const CegisOptions& options, cons
   if (options.anytime == AnytimeMode::always ||
       (options.anytime == AnytimeMode::automatic && problem.usage_limit && options.reduce && options.dual_bound)) {
     if (run_anytime(problem, options, deadline, on_iteration, result, prepared)) return result;
+    if (on_bound) on_bound(result.lower_bound);
   }
-  Search search(problem, false, options, deadline, on_iteration, result);
+  Search search(problem, false, options, deadline, on_iteration, on_bound, result);
   if (prepared) search.use(*prepared);
   search.run();
   return result;
@@ -578,7 +593,8 @@ CegisResult run_search(const Problem& problem, const CegisOptions& options, cons
 
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration) {
   try {
-    return run_search(problem, options, on_iteration);
+    if (!options.time_limit_s && !options.deadline) return run_search(problem, options, on_iteration, nullptr);
+    return run_within_time_limit(problem, options, on_iteration, run_search);
   } catch (const z3::exception& e) {
     throw SolverError(std::string("z3: ") + e.msg());
   }

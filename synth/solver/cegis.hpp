@@ -79,7 +79,8 @@ struct CegisOptions {
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
   ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn
   EncodingKind encoding = EncodingKind::pseudo_boolean;  // the Z3 encoding (measured fastest, BENCHMARKS.md)
-  std::optional<double> time_limit_s;  // wall-clock limit for the whole search; unset = none
+  std::optional<double> time_limit_s;  // wall-clock limit for the whole search, seconds from its start; unset = none
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // absolute end of the search (e.g. the process's limit); the earlier of the two holds
   AnytimeMode anytime = AnytimeMode::automatic;  // the anytime search first (folding, Lagrangian search, Z3 on regions)
   int threads = 1;                     // anytime searches run side by side, one thread each
   uint64_t seed = 1;                   // the anytime search's first seed
@@ -110,7 +111,15 @@ struct CegisResult {
   double relative_gap() const;
 };
 
+// When a search started at `start` must end: the earlier of
+// options.deadline and start + options.time_limit_s (unset when neither is).
+std::optional<std::chrono::steady_clock::time_point> search_deadline(const CegisOptions& options,
+                                                                     std::chrono::steady_clock::time_point start);
+
 using IterationCallback = std::function<void(const Iteration&)>;
+
+// Called with each rise of the proven lower bound on the problem handed in.
+using BoundCallback = std::function<void(int64_t)>;
 
 // Thrown when the evaluator and Z3 disagree on a model's cost: a bug in the
 // encoding, never to be ignored.
@@ -123,7 +132,9 @@ class EvaluatorMismatch : public std::logic_error {
 // and scored there, and that score must equal Z3's value of the cost term
 // plus the reductions' constants. Iterations report assignments of
 // `problem`. Throws common::InputError when no assignment is feasible, and
-// SolverError when Z3 itself fails (its z3::exception translated).
+// SolverError when Z3 itself fails (its z3::exception translated). With a
+// time limit it returns within the limit plus time_guard.hpp's grace, even
+// when a Z3 check ignores its interrupt.
 CegisResult run_cegis(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration);
 
 }  // namespace shardsynth::synth
