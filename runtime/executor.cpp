@@ -10,6 +10,7 @@
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/init.hpp"
+#include "runtime/packing.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/reshard.hpp"
 
@@ -73,7 +74,7 @@ class Run {
       if (node.kind != ir::kOutput) continue;
       const ir::Spec& spec = spec_of(node.name);
       result.outputs[node.name] = values_.at(node.name);
-      result.output = reshard(values_.at(node.name), spec, ir::replicated(spec.rank()), mesh_, comm_);
+      result.output = reshard(values_.at(node.name), spec, ir::replicated(spec.rank()), mesh_, comm_, node.type.dtype);
     }
     return result;
   }
@@ -97,7 +98,7 @@ class Run {
       }
       current = costs::apply(s, current);
     }
-    return reshard(local, from, to, mesh_, comm_);
+    return reshard(local, from, to, mesh_, comm_, type.dtype);
   }
 
   void step(ir::Vertex v) {
@@ -235,6 +236,7 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
       const ir::Spec spec = ir::parse_spec(it->second, mesh.rank());
       if (spec.rank() > static_cast<int>(type.shape.size())) throw ir::InputError("spec has more dims than the tensor");
       ir::local_shape(type.shape, spec, mesh);
+      wire_lanes(type.dtype);  // an element type the runtime can send as priced
     } catch (const ir::InputError& e) {
       throw ir::InputError(where + ": tensor '" + tensor + "' " + ir::shape_string(type.shape) + ", spec '" + it->second +
                            "': " + e.what());

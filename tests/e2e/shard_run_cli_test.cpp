@@ -190,3 +190,33 @@ TEST_CASE("shard_run_ParamsInputOutputSafetensors") {
   CHECK(r.err.find("input 'input_ids' has shape [1, 8]") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// Issue 21's command: the only gather of this plan is of the int64 token
+// ids, which shard-run sent at 4 bytes an element (128) while the cost model
+// priced 8 (256). Found again by the random-plan sweep (plan_sweep/gpt2).
+TEST_CASE("shard_run_Int64TokenIdsGatherAtTheirPricedSize") {
+  const auto dir = scratch_dir("shard_run_int64_ids");
+  const std::string plan = (dir / "p.json").string();
+  const std::string model = "gpt2 --layers 2 --batch 2 --seq 32 --embd 128 --heads 4 --vocab 512";
+  REQUIRE(run_command(kSynth + " " + model + " --mesh 2x4 --mode training --plan megatron --pin input_ids=S0R --quiet --schedule " +
+                      plan).exit_code == 0);
+  const auto run = run_command(shard_run(8, plan, model));
+  expect_checked(run);
+  CHECK(run.out.find("all_gather                        256                  256\n") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// A half-precision model is priced at 2 bytes an element, which the fp32
+// runtime cannot send: one line naming the tensor and type before any rank
+// communicates, not a MISMATCH after the run.
+TEST_CASE("shard_run_HalfPrecisionModelStopsAtValidation") {
+  const auto dir = scratch_dir("shard_run_fp16");
+  const std::string plan = (dir / "p.json").string();
+  const std::string model = "--dtype float16 mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
+  REQUIRE(run_command(kSynth + " --mesh 2 --quiet --schedule " + plan + " " + model).exit_code == 0);
+  const auto run = run_command(shard_run(2, plan, model));
+  CHECK(run.exit_code == 2);
+  CHECK(count_lines(run.err) == 1);
+  CHECK(run.err.find("torch.float16") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

@@ -226,3 +226,27 @@ TEST_CASE("synth_IopddlContestProblemsProvenAtTheirOptima") {
   std::filesystem::remove_all(dir);
 }
 #endif
+
+TEST_CASE("synth_RandomPlanIsByteIdenticalForASeed") {
+  const auto dir = scratch_dir("synth_random_plan");
+  const std::string model = " gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+  auto plan = [&](int seed, const std::string& name) {
+    const auto path = dir / name;
+    const auto r = run_command(kSynth + " --mesh 2x4 --mode training --plan random --seed " + std::to_string(seed) +
+                               " --schedule " + path.string() + model);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Random plan (seed " + std::to_string(seed) + "): cost ") != std::string::npos);
+    return std::make_pair(r.out, slurp(path));
+  };
+  const auto first = plan(5, "a.json"), again = plan(5, "b.json"), other = plan(6, "c.json");
+  CHECK(first == again);
+  CHECK(first.second != other.second);
+  // --quiet prints the directives alone, the schedule's own text.
+  const auto quiet = run_command(kSynth + " --mesh 2x4 --mode training --plan random --seed 5 --quiet" + model);
+  CHECK(quiet.out == shardsynth::ir::directives_text(shardsynth::ir::schedule_from_json(nlohmann::json::parse(first.second))));
+  // A search option that makes no sense for a drawn plan is one line, exit 2.
+  const auto bad = run_command(kSynth + " --mesh 2x4 --plan random --trace " + (dir / "t.jsonl").string() + model);
+  CHECK(bad.exit_code == 2);
+  CHECK(count_lines(bad.err) == 1);
+  std::filesystem::remove_all(dir);
+}
