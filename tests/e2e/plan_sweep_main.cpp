@@ -65,6 +65,7 @@ struct Flags {
   std::string models = "mlp,gpt2,gpt2-uneven";            // --models
   std::string meshes = "2,4,8,2x4";                       // --meshes
   std::string modes = "inference,training";               // --modes
+  std::string cost_models = "alpha-beta";                 // --cost-models (slapo: 1-D meshes only)
   bool shrink = true;                                     // --no-shrink clears it
 };
 
@@ -89,14 +90,16 @@ ir::Graph build_from_flags(const std::string& flags) {
 }
 
 struct Case {
-  std::string model;  // the model's flags
-  std::string mesh;   // "2x4"
-  std::string mode;   // "inference" or "training"
+  std::string model;       // the model's flags
+  std::string mesh;        // "2x4"
+  std::string mode;        // "inference" or "training"
+  std::string cost_model;  // "alpha-beta" or "slapo"
 };
 
 // One command line that reproduces a plan with the real binaries.
 std::string reproduction(const Case& c, int64_t devices, int64_t seed) {
-  return "synth " + c.model + " --mesh " + c.mesh + " --mode " + c.mode + " --plan random --seed " + std::to_string(seed) +
+  return "synth " + c.model + " --mesh " + c.mesh + " --mode " + c.mode +
+         (c.cost_model == "alpha-beta" ? "" : " --cost-model " + c.cost_model) + " --plan random --seed " + std::to_string(seed) +
          " --quiet --schedule p.json && mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(devices) +
          " shard-run --schedule p.json --check " + c.model;
 }
@@ -147,7 +150,7 @@ std::string execute(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sche
 std::pair<int, int> drive(const Case& c, const Flags& flags, MPI_Comm comm) {
   const ir::Graph graph = build_from_flags(c.model);
   const ir::Mesh mesh = ir::parse_mesh(c.mesh);
-  const auto model = costs::make_cost_model("alpha-beta");
+  const auto model = costs::make_cost_model(c.cost_model);
   synth::LowerOptions options;
   options.mode = costs::parse_mode(c.mode);
   synth::Lowered lowered = synth::lower(graph, mesh, *model, options);
@@ -210,7 +213,12 @@ int sweep(const Flags& flags) {
       }
       for (const auto& mode : split(flags.modes, ',')) {
         costs::parse_mode(mode);
-        cases.push_back({it->second, mesh, mode});
+        for (const auto& cost_model : split(flags.cost_models, ',')) {
+          costs::make_cost_model(cost_model);
+          // The PR's volume model describes 1-D meshes only.
+          if (cost_model == "slapo" && ir::parse_mesh(mesh).rank() > 1) continue;
+          cases.push_back({it->second, mesh, mode, cost_model});
+        }
       }
     }
   }
@@ -233,7 +241,8 @@ int sweep(const Flags& flags) {
       const auto [ran, failed] = counts;
       plans += ran;
       failures += failed;
-      std::printf("%s on mesh %s, %s: %d plans, %d failed\n", c.model.c_str(), c.mesh.c_str(), c.mode.c_str(), ran, failed);
+      std::printf("%s on mesh %s, %s, %s: %d plans, %d failed\n", c.model.c_str(), c.mesh.c_str(), c.mode.c_str(),
+                  c.cost_model.c_str(), ran, failed);
       std::fflush(stdout);
     } else {
       serve(c, comm);
@@ -263,6 +272,8 @@ int main(int argc, char** argv) {
   app.add_option("--models", flags.models, "comma list of mlp, gpt2 (sizes divide 8), gpt2-uneven")->capture_default_str();
   app.add_option("--meshes", flags.meshes, "comma list of meshes")->capture_default_str();
   app.add_option("--modes", flags.modes, "comma list of inference, training")->capture_default_str();
+  app.add_option("--cost-models", flags.cost_models, "comma list of alpha-beta, slapo (slapo: 1-D meshes only)")
+      ->capture_default_str();
   bool no_shrink = false;
   app.add_flag("--no-shrink", no_shrink, "report failing plans without shrinking them");
   int code = 0;

@@ -165,7 +165,9 @@ TEST_CASE("reshard_Int64IdsTravelAtEightBytesAsPriced") {
       std::erase_if(sent, [](const auto& entry) { return entry.second == 0; });
       std::map<CollectiveKind, int64_t> priced;
       ir::Spec spec = from;
-      for (const costs::Collective& step : *costs::plan_resharding(from, to, mesh)) {
+      const auto plan = costs::plan_resharding(from, to, mesh);
+      REQUIRE(plan.has_value());
+      for (const costs::Collective& step : *plan) {
         if (step.kind != CollectiveKind::slice) priced[step.kind] += costs::ring_bytes_sent(step, type, spec, mesh);
         spec = costs::apply(step, spec);
       }
