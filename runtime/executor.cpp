@@ -236,10 +236,14 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
       const ir::Spec spec = ir::parse_spec(it->second, mesh.rank());
       if (spec.rank() > static_cast<int>(type.shape.size())) throw ir::InputError("spec has more dims than the tensor");
       ir::local_shape(type.shape, spec, mesh);
-      wire_lanes(type.dtype);  // an element type the runtime can send as priced
     } catch (const ir::InputError& e) {
       throw ir::InputError(where + ": tensor '" + tensor + "' " + ir::shape_string(type.shape) + ", spec '" + it->second +
                            "': " + e.what());
+    }
+    try {
+      wire_lanes(type.dtype);  // an element type the runtime can send as priced
+    } catch (const ir::InputError& e) {
+      throw ir::InputError(where + ": tensor '" + tensor + "': " + e.what());
     }
   };
   for (ir::Vertex v : graph.topological_order()) {

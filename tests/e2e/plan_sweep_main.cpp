@@ -2,7 +2,9 @@
 // (synth::random_plan, the plans of `synth --plan random --seed N`) on MPI
 // ranks and holds each to what `shard-run --check` holds a plan to
 // (runtime/run_check.hpp): rank 0's bytes per collective kind equal the cost
-// model's, and the output matches the unsharded model.
+// model's, and the output matches the unsharded model. Each schedule must
+// also read back as its plan (synth::assignment_from_schedule, what
+// `synth evaluate` scores).
 //
 //   mpirun --allow-run-as-root --oversubscribe -np 8 plan_sweep --models gpt2 --plans 3
 //
@@ -159,16 +161,26 @@ std::pair<int, int> drive(const Case& c, const Flags& flags, MPI_Comm comm) {
   for (const auto& [name, value] : runtime::run_reference_outputs(graph, 0)) reference = value;
 
   std::string repro;
-  auto run = [&](const ir::Schedule& schedule) {
+  // What fails for one plan: its run on the ranks, and reading its schedule
+  // back as the same plan (what `synth evaluate` scores).
+  auto check = [&](const synth::Assignment& assignment, const ir::Schedule& schedule) {
     broadcast(repro + "\n" + ir::to_json(schedule).dump(), comm);
-    return execute(graph, mesh, schedule, &reference, repro, comm);
+    std::string failure = execute(graph, mesh, schedule, &reference, repro, comm);
+    try {
+      if (synth::assignment_from_schedule(lowered, schedule) != assignment) {
+        failure += (failure.empty() ? "" : "; ") + std::string("the schedule reads back as another plan");
+      }
+    } catch (const ir::InputError& e) {
+      failure += (failure.empty() ? "" : "; ") + std::string("the schedule does not read back: ") + e.what();
+    }
+    return failure;
   };
   int failures = 0;
   for (int i = 0; i < flags.plans; ++i) {
     const int64_t seed = flags.first_seed + i;
     repro = reproduction(c, mesh.num_devices(), seed);
     const synth::SynthResult plan = synth::random_plan(lowered, *model, static_cast<uint64_t>(seed));
-    const std::string failure = run(plan.schedule);
+    const std::string failure = check(plan.search.best, plan.schedule);
     if (failure.empty()) continue;
     ++failures;
     std::printf("FAILED seed %lld (%s on mesh %s, %s): %s\n  reproduce: %s\n", static_cast<long long>(seed),
@@ -176,7 +188,7 @@ std::pair<int, int> drive(const Case& c, const Flags& flags, MPI_Comm comm) {
     std::fflush(stdout);
     if (!flags.shrink) continue;
     const synth::Assignment shrunk = synth::shrink_plan(lowered, plan.search.best, [&](const synth::Assignment& a) {
-      return !run(synth::build_schedule(lowered, a, model->name(), synth::evaluate(lowered.problem, a), false)).empty();
+      return !check(a, synth::build_schedule(lowered, a, model->name(), synth::evaluate(lowered.problem, a), false)).empty();
     });
     const auto sharded = synth::sharded_nodes(lowered, shrunk);
     std::printf("  shrunk: it still fails with %zu node(s) sharded:\n", sharded.size());

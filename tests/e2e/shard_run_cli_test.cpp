@@ -216,7 +216,23 @@ TEST_CASE("shard_run_HalfPrecisionModelStopsAtValidation") {
   REQUIRE(run_command(kSynth + " --mesh 2 --quiet --schedule " + plan + " " + model).exit_code == 0);
   const auto run = run_command(shard_run(2, plan, model));
   CHECK(run.exit_code == 2);
-  CHECK(count_lines(run.err) == 1);
-  CHECK(run.err.find("torch.float16") != std::string::npos);
+  // One line from shard-run (mpirun adds its own notice of the exit code).
+  CHECK(run.err.rfind("shard-run: error: " + plan + ": tensor 'x': torch.float16 tensors: ", 0) == 0);
+  CHECK(run.err.find('\n') == run.err.find("(use --dtype float32)\n") + 21);
+  std::filesystem::remove_all(dir);
+}
+
+// The sweep's reproduction of its first int64 find on a 1-D mesh (plan_sweep
+// before the fix: "all_gather sent 344352 bytes, priced 344640", shrunk to
+// `position_ids: RS`): the random plan of seed 4 gathers the sequence-sharded
+// position ids, 8 bytes an element.
+TEST_CASE("shard_run_RandomPlanGathersInt64PositionIds") {
+  const auto dir = scratch_dir("shard_run_position_ids");
+  const std::string plan = (dir / "p.json").string();
+  REQUIRE(run_command(kSynth + " " + kGpt2 + " --mesh 2 --mode inference --plan random --seed 4 --quiet --schedule " + plan)
+              .exit_code == 0);
+  const auto run = run_command(shard_run(2, plan, kGpt2));
+  expect_checked(run);
+  CHECK(run.out.find("all_gather                     344640               344640\n") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -250,3 +250,20 @@ TEST_CASE("synth_RandomPlanIsByteIdenticalForASeed") {
   CHECK(count_lines(bad.err) == 1);
   std::filesystem::remove_all(dir);
 }
+
+// The sweep's second find: `synth evaluate` could not read back a schedule
+// whose graph output is resharded by its producer's fwd_post ("node 'output'
+// has no legal strategy with output RSR reading SRR" for this plan).
+TEST_CASE("synth_EvaluateReadsBackAnOutputReshardedByItsProducer") {
+  const auto dir = scratch_dir("synth_evaluate_output");
+  const std::string plan = (dir / "p.json").string();
+  const std::string mlp = " mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
+  const auto drawn = run_command(kSynth + " --mesh 2 --plan random --seed 1 --schedule " + plan + mlp);
+  REQUIRE(drawn.exit_code == 0);
+  REQUIRE(slurp(plan).find("\"sync_op_or_fn\": \"SRR->RSR\"") != std::string::npos);
+  const auto scored = run_command(kSynth + " evaluate --mesh 2 --schedule " + plan + mlp);
+  CHECK(scored.exit_code == 0);
+  const auto cost = drawn.out.substr(drawn.out.find("Random plan (seed 1): cost ") + 27);
+  CHECK(scored.out.find("Schedule cost: " + cost.substr(0, cost.find('\n'))) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

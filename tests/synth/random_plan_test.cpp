@@ -114,3 +114,24 @@ TEST_CASE("shrink_plan_LeavesOnlyTheFailingNodeSharded") {
   // Only nodes that cannot be replicated beside it (its consumer reading it sharded) may stay.
   CHECK(lines.size() <= 2);
 }
+
+// Found by the random plans (issue 21): a graph output resharded on its way
+// out is written as a fwd_post on its producer (its only user), which
+// assignment_from_schedule did not read back, so `synth evaluate` rejected
+// the schedule that `synth --schedule` had written ("node 'output' has no
+// legal strategy with output S0RS1 reading S1RR").
+TEST_CASE("assignment_from_schedule_OutputReshardedByItsProducer") {
+  const ir::Graph graph = ir::build_mlp({8, 16, 32, 64, ir::DType::float32});
+  const auto model = costs::make_cost_model("alpha-beta");
+  synth::SynthOptions options;
+  options.pins = {synth::parse_pin("fc2=SRR"), synth::parse_pin("output=RRS")};
+  const auto result = synth::synthesize(graph, ir::parse_mesh("2"), *model, options);
+  bool producer_reshards = false;
+  for (const auto& d : result.schedule.directives) {
+    producer_reshards = producer_reshards || (d.node == "fc2" && d.mode == "fwd_post" && d.sync_op == "SRR->RRS");
+  }
+  REQUIRE(producer_reshards);
+  CHECK(synth::assignment_from_schedule(result.lowered, result.schedule) == result.search.best);
+  const auto scored = synth::evaluate_schedule(graph, ir::parse_mesh("2"), *model, {}, result.schedule);
+  CHECK(scored.search.best_cost == result.search.best_cost);
+}
