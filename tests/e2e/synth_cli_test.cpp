@@ -267,3 +267,18 @@ TEST_CASE("synth_EvaluateReadsBackAnOutputReshardedByItsProducer") {
   CHECK(scored.out.find("Schedule cost: " + cost.substr(0, cost.find('\n'))) != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// Shards are even: a size that does not divide the mesh keeps its dim whole
+// in every plan, random ones included, and asking for an uneven shard is one
+// line at synth time (never a failure at run time).
+TEST_CASE("synth_UnevenShardIsOneLineAtSynthTime") {
+  const std::string gpt2 = " gpt2 --layers 2 --embd 48 --heads 3 --seq 12 --batch 3 --vocab 250";
+  for (const char* plan : {"", " --plan random --seed 2"}) {
+    CAPTURE(plan);
+    const auto r = run_command(kSynth + " --mesh 2 --quiet --pin input_ids=SR" + plan + gpt2);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "synth: error: pin 'input_ids=SR': dim 0 of shape [3, 12] does not divide by 2 devices for spec SR (shards are even)\n");
+  }
+  CHECK(run_command(kSynth + " --mesh 8 --quiet --plan random --seed 2" + gpt2).exit_code == 0);
+}
