@@ -17,16 +17,8 @@ using namespace shardsynth;
 
 namespace {
 
-ir::Graph small_gpt2() {
-  ir::Gpt2Config config = ir::gpt2_preset("small");
-  config.n_layer = 2;
-  config.n_head = 4;
-  config.n_embd = 64;
-  config.seq = 16;
-  config.batch = 8;
-  config.vocab = 256;
-  return ir::build_gpt2(config);
-}
+// GPT-2 with 2 blocks of 4 heads, hidden 64, 8 sequences of 16 tokens, 256 words.
+ir::Graph small_gpt2() { return ir::build_gpt2({.n_layer = 2, .n_head = 4, .n_embd = 64, .seq = 16, .batch = 8, .vocab = 256}); }
 
 synth::Lowered lowered(const ir::Graph& graph, const std::string& mesh, costs::Mode mode = costs::Mode::inference,
                        std::optional<int64_t> memory = std::nullopt) {
