@@ -10,6 +10,7 @@
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/init.hpp"
+#include "runtime/packing.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/reshard.hpp"
 
@@ -73,7 +74,7 @@ class Run {
       if (node.kind != ir::kOutput) continue;
       const ir::Spec& spec = spec_of(node.name);
       result.outputs[node.name] = values_.at(node.name);
-      result.output = reshard(values_.at(node.name), spec, ir::replicated(spec.rank()), mesh_, comm_);
+      result.output = reshard(values_.at(node.name), spec, ir::replicated(spec.rank()), mesh_, comm_, node.type.dtype);
     }
     return result;
   }
@@ -97,7 +98,7 @@ class Run {
       }
       current = costs::apply(s, current);
     }
-    return reshard(local, from, to, mesh_, comm_);
+    return reshard(local, from, to, mesh_, comm_, type.dtype);
   }
 
   void step(ir::Vertex v) {
@@ -238,6 +239,11 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
     } catch (const ir::InputError& e) {
       throw ir::InputError(where + ": tensor '" + tensor + "' " + ir::shape_string(type.shape) + ", spec '" + it->second +
                            "': " + e.what());
+    }
+    try {
+      wire_lanes(type.dtype);  // an element type the runtime can send as priced
+    } catch (const ir::InputError& e) {
+      throw ir::InputError(where + ": tensor '" + tensor + "': " + e.what());
     }
   };
   for (ir::Vertex v : graph.topological_order()) {

@@ -38,7 +38,8 @@ struct RunResult {
 // node. Every rank gets the same answer, so a bad schedule stops every rank
 // before anything is sent. Specs of tensors the graph lacks, and syncs whose
 // FROM->TO text does not parse or names an operand the node lacks, are errors
-// too. `where` (the schedule's file) starts every message.
+// too, and so is a tensor whose element type the runtime cannot send in its
+// priced size (float16, bfloat16: runtime/packing.hpp). `where` (the schedule's file) starts every message.
 void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule,
                        const std::string& where = "schedule");
 

@@ -1,8 +1,11 @@
 #include "runtime/packing.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "ir/error.hpp"
 
 namespace shardsynth::runtime {
 
@@ -30,6 +33,43 @@ Tensor unpack_parts(const std::vector<float>& buffer, const std::vector<int64_t>
     std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(j * n), n, pieces[j].data.begin());
   }
   return concat_parts(pieces, dim, blocks);
+}
+
+int64_t wire_lanes(ir::DType dtype) {
+  const int64_t bytes = ir::dtype_bytes(dtype);
+  if (bytes < static_cast<int64_t>(sizeof(float))) {
+    throw ir::InputError(ir::dtype_name(dtype) + " tensors: the runtime computes and sends float32 values, so a " +
+                         std::to_string(bytes) + "-byte element cannot travel as priced (use --dtype float32)");
+  }
+  return bytes / static_cast<int64_t>(sizeof(float));
+}
+
+Tensor to_wire(const Tensor& t, ir::DType dtype) {
+  const int64_t lanes = wire_lanes(dtype);
+  if (lanes == 1) return t;
+  static_assert(sizeof(int64_t) == 2 * sizeof(float));
+  if (dtype != ir::DType::int64) throw std::logic_error("to_wire: no lane layout for " + ir::dtype_name(dtype));
+  std::vector<int64_t> shape = t.shape;
+  shape.push_back(lanes);
+  Tensor wire = zeros(std::move(shape));
+  for (std::size_t i = 0; i < t.data.size(); ++i) {
+    const auto value = static_cast<int64_t>(t.data[i]);
+    std::memcpy(&wire.data[i * 2], &value, sizeof value);
+  }
+  return wire;
+}
+
+Tensor from_wire(const Tensor& wire, ir::DType dtype) {
+  const int64_t lanes = wire_lanes(dtype);
+  if (lanes == 1) return wire;
+  if (wire.shape.empty() || wire.shape.back() != lanes) throw std::invalid_argument("from_wire: no trailing dim of lanes");
+  Tensor t = zeros(std::vector<int64_t>(wire.shape.begin(), wire.shape.end() - 1));
+  for (std::size_t i = 0; i < t.data.size(); ++i) {
+    int64_t value = 0;
+    std::memcpy(&value, &wire.data[i * 2], sizeof value);
+    t.data[i] = static_cast<float>(value);
+  }
+  return t;
 }
 
 std::vector<int64_t> part_shape(std::vector<int64_t> shape, int dim, int64_t parts) {

@@ -3,6 +3,7 @@
 // costs::plan_resharding, run one by one through a Communicator.
 #include <vector>
 
+#include "ir/dtype.hpp"
 #include "ir/mesh.hpp"
 #include "ir/spec.hpp"
 #include "runtime/communicator.hpp"
@@ -16,9 +17,11 @@ namespace shardsynth::runtime {
 // axis) means each member of that axis' group holds a summand. Every rank of
 // the mesh must call it with the same specs. Throws std::invalid_argument when
 // `to` is unreachable from `from` or the specs describe more dims than `local`
-// has.
+// has, or when a partial int64 tensor would be summed. `dtype` is the
+// model's element type of the tensor: its elements travel in its own size
+// (runtime/packing.hpp's wire form), as the cost model prices them.
 Tensor reshard(const Tensor& local, const ir::Spec& from, const ir::Spec& to, const ir::Mesh& mesh,
-               Communicator& comm);
+               Communicator& comm, ir::DType dtype = ir::DType::float32);
 
 // The shard of `global` that the rank at `coords` holds under `spec` (the
 // partial axes are ignored: the result is the full value, not a summand).

@@ -35,6 +35,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
+#include "runtime/run_check.hpp"
 #include "runtime/safetensors.hpp"
 #include "runtime/shard_run_plan.hpp"
 #include "runtime/shard_run_staged.hpp"
@@ -42,9 +43,6 @@
 namespace {
 
 using namespace shardsynth;
-
-// Relative tolerance of --check: fp32 sums in a different order.
-constexpr double kTolerance = runtime::kCheckTolerance;
 
 struct Flags {
   std::string schedule_path;   // --schedule
@@ -212,15 +210,12 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
                 static_cast<long long>(mesh.num_devices()), flags.backend.c_str());
     std::printf("%-16s %20s %20s\n", "collective", "bytes sent (rank 0)", "cost model");
     int64_t sent_total = 0, predicted_total = 0;
-    for (auto kind : {costs::CollectiveKind::all_gather, costs::CollectiveKind::reduce_scatter,
-                      costs::CollectiveKind::all_reduce, costs::CollectiveKind::all_to_all}) {
-      const int64_t sent = result.sent.count(kind) ? result.sent.at(kind) : 0;
-      const int64_t predicted = result.predicted.count(kind) ? result.predicted.at(kind) : 0;
-      sent_total += sent;
-      predicted_total += predicted;
-      std::printf("%-16s %20lld %20lld%s\n", costs::collective_name(kind).c_str(), static_cast<long long>(sent),
-                  static_cast<long long>(predicted), sent == predicted ? "" : "  MISMATCH");
-      if (sent != predicted) status = 1;
+    for (const runtime::ByteCount& row : runtime::byte_counts(result)) {
+      sent_total += row.sent;
+      predicted_total += row.predicted;
+      std::printf("%-16s %20lld %20lld%s\n", costs::collective_name(row.kind).c_str(), static_cast<long long>(row.sent),
+                  static_cast<long long>(row.predicted), row.sent == row.predicted ? "" : "  MISMATCH");
+      if (row.sent != row.predicted) status = 1;
     }
     std::printf("%-16s %20lld %20lld\n", "total", static_cast<long long>(sent_total), static_cast<long long>(predicted_total));
     if (!flags.output_path.empty()) {
@@ -243,21 +238,15 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
       for (const auto& [name, value] : reference) {
         if (graph.node(*graph.find(name)).kind == ir::kOutput) expected = &value;
       }
-      if (expected == nullptr || expected->shape != result.output.shape) {
+      const runtime::OutputComparison c =
+          expected == nullptr ? runtime::OutputComparison{} : runtime::compare_output(*expected, result.output);
+      if (!c.same_shape) {
         std::printf("check: the output shape differs from the unsharded model's: FAILED\n");
-        status = 1;
       } else {
-        double max_abs = 0, scale = 0;
-        for (std::size_t i = 0; i < expected->data.size(); ++i) {
-          max_abs = std::max(max_abs, static_cast<double>(std::fabs(expected->data[i] - result.output.data[i])));
-          scale = std::max(scale, static_cast<double>(std::fabs(expected->data[i])));
-        }
-        const double rel = scale > 0 ? max_abs / scale : max_abs;
-        const bool ok = rel <= kTolerance;
-        std::printf("check: max abs error %.3g, max rel error %.3g (tolerance %.0e): %s\n", max_abs, rel, kTolerance,
-                    ok ? "OK" : "FAILED");
-        if (!ok) status = 1;
+        std::printf("check: max abs error %.3g, max rel error %.3g (tolerance %.0e): %s\n", c.max_abs, c.max_rel,
+                    runtime::kCheckTolerance, c.ok ? "OK" : "FAILED");
       }
+      if (!c.ok) status = 1;
     }
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

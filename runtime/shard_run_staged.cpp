@@ -15,6 +15,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/init.hpp"
+#include "runtime/packing.hpp"
 #include "runtime/pipeline.hpp"
 #include "runtime/reshard.hpp"
 #include "runtime/stage_communicator.hpp"
@@ -189,7 +190,10 @@ StagedRunResult run_staged(const ir::Graph& graph, const ir::StagedSchedule& sta
       const ir::StageTransfer& t = staged.transfers.at(step.transfer);
       const ir::Spec spec = ir::parse_spec(spec_text(stage.schedule, t.tensor), sub.rank());
       const auto& type = graph_of_stage.node(*graph_of_stage.find(t.tensor)).type;
-      received[step.micro_batch][t.tensor] = comm.recv(ir::local_shape(type.shape, spec, sub), peer_rank(layout, me, t.from_stage));
+      // The shard arrives in its wire form (runtime/packing.hpp): int64 ids as 8-byte elements.
+      std::vector<int64_t> wire_shape = ir::local_shape(type.shape, spec, sub);
+      if (wire_lanes(type.dtype) > 1) wire_shape.push_back(wire_lanes(type.dtype));
+      received[step.micro_batch][t.tensor] = from_wire(comm.recv(wire_shape, peer_rank(layout, me, t.from_stage)), type.dtype);
     } else if (step.kind == StepKind::compute) {
       std::map<std::string, Tensor> inputs;
       for (auto& [name, value] : micro_batch_inputs(graph, options.seed, step.micro_batch)) {
@@ -229,11 +233,11 @@ StagedRunResult run_staged(const ir::Graph& graph, const ir::StagedSchedule& sta
       const ir::Spec to = ir::parse_spec(spec_text(staged.stages.at(t.to_stage).schedule, t.tensor), sub.rank());
       const auto& type = graph.node(*graph.find(t.tensor)).type;
       StageCommunicator group(comm);
-      const Tensor shard = reshard(computed.at(t.tensor + ir::kSendSuffix), from, to, sub, group);
+      const Tensor shard = to_wire(reshard(computed.at(t.tensor + ir::kSendSuffix), from, to, sub, group, type.dtype), type.dtype);
       add(result.sent, group.bytes_sent());
       predict(type, from, to, sub, result.predicted);
       comm.send(shard, peer_rank(layout, me, t.to_stage));
-      result.p2p_sent += shard.numel() * kFloatBytes;
+      result.p2p_sent += shard.numel() * kFloatBytes;  // the wire form: the model's element size
       result.p2p_scheduled += t.bytes;
     }
   }
@@ -274,18 +278,6 @@ std::vector<int64_t> decode(const Tensor& t) {
   return f;
 }
 
-// Max abs error, max rel error (to the largest expected magnitude), and whether it passes.
-bool compare(const Tensor& expected, const Tensor& got, double& max_abs, double& rel) {
-  max_abs = 0;
-  double scale = 0;
-  for (std::size_t i = 0; i < expected.data.size(); ++i) {
-    max_abs = std::max(max_abs, static_cast<double>(std::fabs(expected.data[i] - got.data[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(expected.data[i])));
-  }
-  rel = scale > 0 ? max_abs / scale : max_abs;
-  return rel <= kCheckTolerance;
-}
-
 }  // namespace
 
 int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged, const StagedCommand& command) {
@@ -320,11 +312,11 @@ int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged,
         const Tensor& expected = reference.at(names_of_stage[i]);
         const Tensor& got = outputs.at(names_of_stage[i]);
         float* f = &checked.data[(static_cast<std::size_t>(m) * names_of_stage.size() + i) * kFigures];
-        double max_abs = 0, rel = 0;
-        f[0] = expected.shape == got.shape ? 1.0f : 0.0f;
-        f[3] = f[0] == 1.0f && compare(expected, got, max_abs, rel) ? 1.0f : 0.0f;
-        f[1] = static_cast<float>(max_abs);
-        f[2] = static_cast<float>(rel);
+        const OutputComparison c = compare_output(expected, got);
+        f[0] = c.same_shape ? 1.0f : 0.0f;
+        f[3] = c.ok ? 1.0f : 0.0f;
+        f[1] = static_cast<float>(c.max_abs);
+        f[2] = static_cast<float>(c.max_rel);
       }
     };
   }

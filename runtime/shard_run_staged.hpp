@@ -29,13 +29,10 @@
 #include "ir/staged_schedule.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/reference.hpp"
+#include "runtime/run_check.hpp"
 #include "runtime/tensor.hpp"
 
 namespace shardsynth::runtime {
-
-// Relative tolerance of --check against the unsharded model: fp32 sums in a
-// different order.
-inline constexpr double kCheckTolerance = 1e-5;
 
 struct StagedRunOptions {
   uint64_t seed = 0;       // parameters use this seed; micro-batch m's inputs use seed + m

@@ -62,6 +62,20 @@ std::vector<ResolvedPin> resolve_pins(const Lowered& lowered, const std::vector<
     } catch (const std::exception& e) {
       throw ir::InputError("pin '" + to_string(pin) + "': " + e.what());
     }
+    if (pin.kind == PinKind::fix) {
+      // Shards are even: a spec whose dims do not divide is no plan at all,
+      // said here rather than as a pin that "cannot hold".
+      const ir::Node& node = lowered.graph.node(target.vertex);
+      const ir::TensorType& type = target.param >= 0 ? node.params[target.param].type : node.type;
+      const ir::Spec spec = ir::parse_spec(want, mesh_rank);
+      if (spec.rank() <= static_cast<int>(type.shape.size())) {
+        try {
+          ir::local_shape(type.shape, spec, lowered.mesh);
+        } catch (const ir::InputError& e) {
+          throw ir::InputError("pin '" + to_string(pin) + "': " + e.what() + " (shards are even)");
+        }
+      }
+    }
     const int node = lowered.owner.at(target.vertex);
     const NodeLabel& label = lowered.nodes.at(node);
     if (target.param >= 0 && label.vertex != target.vertex) {

@@ -103,12 +103,13 @@ StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
 
 }  // namespace
 
-std::vector<std::string> plan_names() { return {"data-parallel", "megatron"}; }
+std::vector<std::string> plan_names() { return {"data-parallel", "megatron", std::string(kRandomPlan)}; }
 
 StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh) {
   if (name == "data-parallel") return data_parallel(mesh);
   if (name == "megatron") return megatron(graph, mesh);
-  throw ir::InputError("unknown plan '" + std::string(name) + "' (known: data-parallel, megatron)");
+  if (name == kRandomPlan) throw ir::InputError("--plan random draws a plan (synth::random_plan); it is no family to search");
+  throw ir::InputError("unknown plan '" + std::string(name) + "' (known: data-parallel, megatron, random)");
 }
 
 }  // namespace shardsynth::synth

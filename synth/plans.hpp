@@ -18,6 +18,9 @@
 //    embeddings may be sharded (Megatron shards them too), activations take
 //    whatever spec is cheapest, and other mesh axes may carry data
 //    parallelism.
+//
+// "random" is no family: `--plan random --seed N` draws one random legal plan
+// instead of searching (synth/random_plan.hpp, synth::random_plan).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +31,12 @@
 
 namespace shardsynth::synth {
 
-// Throws ir::InputError naming an unknown plan.
+// The name of `--plan random`, which plan_filter does not take.
+inline constexpr std::string_view kRandomPlan = "random";
+
+// Throws ir::InputError naming an unknown plan (and for kRandomPlan).
 StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh);
+// Every name `--plan` takes, the random plan last.
 std::vector<std::string> plan_names();
 
 }  // namespace shardsynth::synth

@@ -1,6 +1,9 @@
 #include "synth/schedule_builder.hpp"
 
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/error.hpp"
 
@@ -81,11 +84,16 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
   std::map<std::string, std::string> specs;
   for (const auto& t : schedule.specs) specs[t.tensor] = t.spec;
   std::map<std::pair<std::string, int>, std::string> resharded;  // (node, arg) -> spec read after fwd_pre
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> post;  // node -> its fwd_post (from, to), in order
   for (const auto& d : schedule.directives) {
-    if (d.kind != ir::DirectiveKind::sync || d.mode != "fwd_pre") continue;
+    if (d.kind != ir::DirectiveKind::sync) continue;
     const auto arrow = d.sync_op.find("->");
     if (arrow == std::string::npos) throw ir::InputError("schedule: sync on '" + d.node + "' is not FROM->TO: '" + d.sync_op + "'");
-    resharded[{d.node, d.arg < 0 ? 0 : d.arg}] = d.sync_op.substr(arrow + 2);
+    if (d.mode == "fwd_pre") {
+      resharded[{d.node, d.arg < 0 ? 0 : d.arg}] = d.sync_op.substr(arrow + 2);
+    } else {
+      post[d.node].emplace_back(d.sync_op.substr(0, arrow), d.sync_op.substr(arrow + 2));
+    }
   }
   auto spec_of = [&](const std::string& tensor) -> const std::string& {
     auto it = specs.find(tensor);
@@ -100,7 +108,20 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
     std::vector<std::string> want_operands;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       auto it = resharded.find({node.name, static_cast<int>(i)});
-      want_operands.push_back(it != resharded.end() ? it->second : spec_of(graph.node(inputs[i]).name));
+      if (it != resharded.end()) {
+        want_operands.push_back(it->second);
+        continue;
+      }
+      // A graph output reads its producer's spec, after the producer's fwd_post
+      // syncs that start from it (build_schedule's resharding of an output
+      // that is its producer's only user), as the runtime does.
+      std::string spec = spec_of(graph.node(inputs[i]).name);
+      if (label.role == NodeRole::output) {
+        for (const auto& [from, to] : post[graph.node(inputs[i]).name]) {
+          if (from == spec) spec = to;
+        }
+      }
+      want_operands.push_back(spec);
     }
     for (const auto& p : node.params) want_operands.push_back(spec_of(node.name + "." + p.name));
     const std::string& want_output = spec_of(node.name);

@@ -16,7 +16,8 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& assignment
 
 // The assignment a schedule describes: for every problem node, the strategy
 // whose output and parameter specs are the schedule's and whose operand
-// specs are the producers' specs after the schedule's fwd_pre syncs. Throws
+// specs are the producers' specs after the schedule's fwd_pre syncs (a graph
+// output's: after its producer's fwd_post syncs that start from that spec). Throws
 // ir::InputError naming the node when the schedule lacks it or describes no
 // legal strategy of it.
 Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& schedule);

@@ -278,6 +278,30 @@ int run_iopddl(const Flags& flags) {
   return exit_code();
 }
 
+// `synth MODEL --plan random --seed N`: one seeded random legal plan, scored
+// and written like a searched one; its table (unless --quiet), its cost and
+// its directives on stdout.
+int run_random_plan(const Flags& flags, const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                    const synth::SynthOptions& options) {
+  if (!flags.trace_path.empty() || !flags.dot_path.empty() || !flags.svg_path.empty() || !flags.export_path.empty()) {
+    throw ir::InputError("--plan random writes --schedule and --solution only (not --trace, --dot, --svg, --export-problem)");
+  }
+  const auto result = synth::random_plan(graph, mesh, model, options, static_cast<uint64_t>(flags.seed));
+  std::string text;
+  if (!flags.quiet) {
+    text = synth::format_iteration_table(result.lowered, result.search.best) + "\nRandom plan (seed " +
+           std::to_string(flags.seed) + "): cost " + std::to_string(result.search.best_cost) + " " + model.unit() + "\n";
+  }
+  text += ir::directives_text(result.schedule);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (!flags.schedule_path.empty()) ir::write_file_atomic(flags.schedule_path, ir::to_json(result.schedule).dump(2) + "\n");
+  if (!flags.solution_path.empty()) {
+    ir::write_file_atomic(flags.solution_path, synth::solution_to_iopddl(result.search.best).dump() + "\n");
+  }
+  return 0;
+}
+
 int run(const Flags& flags, const std::string& model_name) {
   // Tables go to stdout exactly as the PR lays them out; diagnostics go to stderr.
   auto out = spdlog::stdout_logger_st("synth.out");
@@ -310,7 +334,8 @@ int run(const Flags& flags, const std::string& model_name) {
     pin.kind = synth::PinKind::forbid;
     options.pins.push_back(pin);
   }
-  if (!flags.plan.empty()) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
+  const bool random_plan = flags.plan == synth::kRandomPlan;
+  if (!flags.plan.empty() && !random_plan) options.lower.allow = synth::plan_filter(flags.plan, graph, mesh);
 
   out->info("{}\n", ir::as_logged(ir::format_graph_table(graph)));
   if (flags.stages > 0) {  // pipeline stages: see synth/stages.hpp
@@ -324,6 +349,10 @@ int run(const Flags& flags, const std::string& model_name) {
     std::fflush(stdout);
     if (!flags.schedule_path.empty()) ir::write_file_atomic(flags.schedule_path, ir::to_json(plan.schedule).dump(2) + "\n");
     return 0;
+  }
+  if (random_plan) {
+    if (flags.evaluate) throw ir::InputError("--plan random cannot be combined with evaluate");
+    return run_random_plan(flags, graph, mesh, *model, options);
   }
   if (flags.evaluate) {
     if (flags.schedule_path.empty()) throw ir::InputError("evaluate needs --schedule FILE");
@@ -407,7 +436,8 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(ir::non_negative_number());
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
-  app.add_option("--plan", flags.plan, "restrict the search to a plan family: megatron or data-parallel");
+  app.add_option("--plan", flags.plan,
+                 "restrict the search to a plan family (megatron or data-parallel), or draw one random legal plan (random, with --seed)");
   app.add_option("--pin", flags.pins, "fix a tensor's spec: fc1.weight=SR (repeatable; TENSOR!=SPEC forbids)");
   app.add_option("--forbid", flags.forbids, "forbid a spec for a tensor: output=SR (repeatable)");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")
@@ -420,7 +450,8 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
   app.add_option("--threads", flags.threads, "anytime searches run side by side, one thread each (0: one per core)")
       ->check(ir::non_negative_number());
-  app.add_option("--seed", flags.seed, "the anytime search's first seed (the same seed and --threads give the same plans)")
+  app.add_option("--seed", flags.seed,
+                 "the anytime search's first seed (the same seed and --threads give the same plans); with --plan random, the plan's seed")
       ->check(ir::non_negative_number());
   app.add_option("--anytime", flags.anytime,
                  "run the anytime search (folding, Lagrangian search, Z3 on regions) before the exact loop: auto (with a usage limit), always or never")

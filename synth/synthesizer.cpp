@@ -1,6 +1,7 @@
 #include "synth/synthesizer.hpp"
 
 #include "ir/error.hpp"
+#include "synth/random_plan.hpp"
 #include "synth/schedule_builder.hpp"
 
 namespace shardsynth::synth {
@@ -23,20 +24,46 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   return result;
 }
 
-SynthResult evaluate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
-                              const SynthOptions& options, const ir::Schedule& schedule) {
-  SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
+namespace {
+
+// A result holding one plan that was not searched for: scored by the
+// evaluator and written by the schedule builder, like any plan.
+SynthResult single_plan(Lowered lowered, const Assignment& assignment, const costs::CostModel& model,
+                        const std::string& reason) {
+  SynthResult result{std::move(lowered), {}, {}};
   Iteration it;
   it.status = CheckStatus::sat;
-  it.assignment = assignment_from_schedule(result.lowered, schedule);
+  it.assignment = assignment;
   it.cost = evaluate(result.lowered.problem, it.assignment);
   if (it.cost >= kForbidden) throw ir::InputError("the schedule is forbidden under these options (e.g. over the memory budget)");
   result.search.best = it.assignment;
   result.search.best_cost = it.cost;
-  result.search.stop_reason = "evaluated";
+  result.search.stop_reason = reason;
   result.search.iterations.push_back(it);
   result.schedule = build_schedule(result.lowered, it.assignment, model.name(), it.cost, false);
   return result;
+}
+
+}  // namespace
+
+SynthResult evaluate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                              const SynthOptions& options, const ir::Schedule& schedule) {
+  Lowered lowered = lower(graph, mesh, model, options.lower);
+  const Assignment assignment = assignment_from_schedule(lowered, schedule);
+  return single_plan(std::move(lowered), assignment, model, "evaluated");
+}
+
+SynthResult random_plan(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                        const SynthOptions& options, uint64_t seed) {
+  Lowered lowered = lower(graph, mesh, model, options.lower);
+  lowered.problem.name = "graph";
+  apply_pins(lowered, options.pins);
+  return random_plan(lowered, model, seed);
+}
+
+SynthResult random_plan(const Lowered& lowered, const costs::CostModel& model, uint64_t seed) {
+  const Assignment assignment = random_assignment(lowered, seed);
+  return single_plan(lowered, assignment, model, "random plan, seed " + std::to_string(seed));
 }
 
 }  // namespace shardsynth::synth

@@ -48,6 +48,17 @@ class NoPlanError : public std::runtime_error {
 SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
                        const SynthOptions& options = {}, const SynthCallback& on_iteration = nullptr);
 
+// A seeded random legal plan instead of a search (synth/random_plan.hpp;
+// `synth --plan random --seed N`), under the options' mode, memory budget,
+// pins and plan family: the result's search holds one sat iteration with the
+// plan's assignment and cost, not marked proven. The same seed gives the same
+// schedule. Throws ir::InputError when no legal plan is drawn.
+SynthResult random_plan(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
+                        const SynthOptions& options, uint64_t seed);
+// The same on a problem already lowered (and pinned) by `model`, for sweeps
+// that draw many plans from one lowering.
+SynthResult random_plan(const Lowered& lowered, const costs::CostModel& model, uint64_t seed);
+
 // Scores a given schedule without searching (MASE's preload): the result's
 // search holds one sat iteration with the schedule's assignment and cost,
 // and is not marked proven. Throws ir::InputError when the schedule does

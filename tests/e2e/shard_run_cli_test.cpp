@@ -29,6 +29,17 @@ void expect_checked(const CommandResult& r) {
   CHECK(r.out.find("MISMATCH") == std::string::npos);
 }
 
+// Writes the plan `synth_args` gives for `model` to a scratch file, runs it
+// on `ranks` ranks under --check and returns what shard-run printed.
+CommandResult synth_then_run(const std::string& synth_args, int ranks, const std::string& model) {
+  const auto dir = scratch_dir("shard_run_plan");
+  const std::string plan = (dir / "p.json").string();
+  REQUIRE(run_command(kSynth + " --quiet --schedule " + plan + " " + synth_args + " " + model).exit_code == 0);
+  const auto run = run_command(shard_run(ranks, plan, model));
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
 const char* kMlp = "mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
 const char* kGpt2 = "gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
 
@@ -189,4 +200,36 @@ TEST_CASE("shard_run_ParamsInputOutputSafetensors") {
   CHECK(r.exit_code != 0);
   CHECK(r.err.find("input 'input_ids' has shape [1, 8]") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// Issue 21's command: the only gather of this plan is of the int64 token
+// ids, which shard-run sent at 4 bytes an element (128) while the cost model
+// priced 8 (256). Found again by the random-plan sweep (plan_sweep/gpt2).
+TEST_CASE("shard_run_Int64TokenIdsGatherAtTheirPricedSize") {
+  const auto run = synth_then_run("--mesh 2x4 --mode training --plan megatron --pin input_ids=S0R", 8,
+                                  "gpt2 --layers 2 --batch 2 --seq 32 --embd 128 --heads 4 --vocab 512");
+  expect_checked(run);
+  CHECK(run.out.find("all_gather                        256                  256\n") != std::string::npos);
+}
+
+// A half-precision model is priced at 2 bytes an element, which the fp32
+// runtime cannot send: one line naming the tensor and type before any rank
+// communicates, not a MISMATCH after the run.
+TEST_CASE("shard_run_HalfPrecisionModelStopsAtValidation") {
+  const auto run = synth_then_run("--mesh 2", 2, "--dtype float16 mlp --batch 8 --seq 16 --hidden 32 --ffn 64");
+  CHECK(run.exit_code == 2);
+  // One line from shard-run (mpirun adds its own notice of the exit code).
+  CHECK(run.err.rfind("shard-run: error: ", 0) == 0);
+  CHECK(run.err.find(": tensor 'x': torch.float16 tensors: ") < run.err.find('\n'));
+  CHECK(run.err.find('\n') == run.err.find("(use --dtype float32)\n") + 21);
+}
+
+// The sweep's reproduction of its first int64 find on a 1-D mesh (plan_sweep
+// before the fix: "all_gather sent 344352 bytes, priced 344640", shrunk to
+// `position_ids: RS`): the random plan of seed 4 gathers the sequence-sharded
+// position ids, 8 bytes an element.
+TEST_CASE("shard_run_RandomPlanGathersInt64PositionIds") {
+  const auto run = synth_then_run("--mesh 2 --mode inference --plan random --seed 4", 2, kGpt2);
+  expect_checked(run);
+  CHECK(run.out.find("all_gather                     344640               344640\n") != std::string::npos);
 }

@@ -228,3 +228,59 @@ TEST_CASE("synth_IopddlContestProblemsProvenAtTheirOptima") {
   std::filesystem::remove_all(dir);
 }
 #endif
+
+TEST_CASE("synth_RandomPlanIsByteIdenticalForASeed") {
+  const auto dir = scratch_dir("synth_random_plan");
+  const std::string model = " gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+  auto plan = [&](int seed, const std::string& name) {
+    const auto path = dir / name;
+    const auto r = run_command(kSynth + " --mesh 2x4 --mode training --plan random --seed " + std::to_string(seed) +
+                               " --schedule " + path.string() + model);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Random plan (seed " + std::to_string(seed) + "): cost ") != std::string::npos);
+    return std::make_pair(r.out, slurp(path));
+  };
+  const auto first = plan(5, "a.json"), again = plan(5, "b.json"), other = plan(6, "c.json");
+  CHECK(first == again);
+  CHECK(first.second != other.second);
+  // --quiet prints the directives alone, the schedule's own text.
+  const auto quiet = run_command(kSynth + " --mesh 2x4 --mode training --plan random --seed 5 --quiet" + model);
+  CHECK(quiet.out == shardsynth::ir::directives_text(shardsynth::ir::schedule_from_json(nlohmann::json::parse(first.second))));
+  // A search option that makes no sense for a drawn plan is one line, exit 2.
+  const auto bad = run_command(kSynth + " --mesh 2x4 --plan random --trace " + (dir / "t.jsonl").string() + model);
+  CHECK(bad.exit_code == 2);
+  CHECK(count_lines(bad.err) == 1);
+  std::filesystem::remove_all(dir);
+}
+
+// The sweep's second find: `synth evaluate` could not read back a schedule
+// whose graph output is resharded by its producer's fwd_post ("node 'output'
+// has no legal strategy with output RSR reading SRR" for this plan).
+TEST_CASE("synth_EvaluateReadsBackAnOutputReshardedByItsProducer") {
+  const auto dir = scratch_dir("synth_evaluate_output");
+  const std::string plan = (dir / "p.json").string();
+  const std::string mlp = " mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
+  const auto drawn = run_command(kSynth + " --mesh 2 --plan random --seed 1 --schedule " + plan + mlp);
+  REQUIRE(drawn.exit_code == 0);
+  REQUIRE(slurp(plan).find("\"sync_op_or_fn\": \"SRR->RSR\"") != std::string::npos);
+  const auto scored = run_command(kSynth + " evaluate --mesh 2 --schedule " + plan + mlp);
+  CHECK(scored.exit_code == 0);
+  const auto cost = drawn.out.substr(drawn.out.find("Random plan (seed 1): cost ") + 27);
+  CHECK(scored.out.find("Schedule cost: " + cost.substr(0, cost.find('\n'))) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Shards are even: a size that does not divide the mesh keeps its dim whole
+// in every plan, random ones included, and asking for an uneven shard is one
+// line at synth time (never a failure at run time).
+TEST_CASE("synth_UnevenShardIsOneLineAtSynthTime") {
+  const std::string gpt2 = " gpt2 --layers 2 --embd 48 --heads 3 --seq 12 --batch 3 --vocab 250";
+  for (const char* plan : {"", " --plan random --seed 2"}) {
+    CAPTURE(plan);
+    const auto r = run_command(kSynth + " --mesh 2 --quiet --pin input_ids=SR" + plan + gpt2);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "synth: error: pin 'input_ids=SR': dim 0 of shape [3, 12] does not divide by 2 devices for spec SR (shards are even)\n");
+  }
+  CHECK(run_command(kSynth + " --mesh 8 --quiet --plan random --seed 2" + gpt2).exit_code == 0);
+}

@@ -140,5 +140,44 @@ TEST_CASE("reshard_SendsTheCostModelsRingVolume") {
   CHECK(comm.bytes_sent() == want);
 }
 
+// Issue 21's first find: token ids (int64) were sent and counted at 4 bytes
+// an element while the cost model priced 8. They travel in their own size
+// (runtime/packing.hpp's wire form), exactly, and the count equals the price.
+TEST_CASE("reshard_Int64IdsTravelAtEightBytesAsPriced") {
+  const int n = world_size();
+  for (const auto& shape : testing::test_meshes()) {
+    std::string mesh_text;
+    for (int64_t e : shape) mesh_text += (mesh_text.empty() ? "" : "x") + std::to_string(e);
+    CAPTURE(mesh_text);
+    const ir::Mesh mesh = ir::parse_mesh(mesh_text);
+    MpiCommunicator comm(mesh.shape);
+    Tensor ids = zeros({2 * n, 4 * n});
+    for (std::size_t i = 0; i < ids.data.size(); ++i) ids.data[i] = static_cast<float>((i * 37) % 50257);
+    const std::vector<Pair> pairs = mesh.rank() == 1 ? std::vector<Pair>{{"SR", "RR"}, {"SR", "RS"}, {"RR", "SR"}}
+                                                     : std::vector<Pair>{{"S01R", "RR"}, {"S0R", "RS1"}, {"RS0", "S1S0"}};
+    for (const Pair& p : pairs) {
+      CAPTURE(p.from);
+      CAPTURE(p.to);
+      const ir::Spec from = ir::parse_spec(p.from, mesh.rank()), to = ir::parse_spec(p.to, mesh.rank());
+      const ir::TensorType type{ids.shape, ir::DType::int64};
+      std::map<CollectiveKind, int64_t> sent = comm.bytes_sent();
+      const Tensor result = reshard(local_shard(ids, from, mesh, comm.coords()), from, to, mesh, comm, ir::DType::int64);
+      CHECK(result == local_shard(ids, to, mesh, comm.coords()));
+      for (const auto& [kind, total] : comm.bytes_sent()) sent[kind] = total - sent[kind];
+      std::erase_if(sent, [](const auto& entry) { return entry.second == 0; });
+      std::map<CollectiveKind, int64_t> priced;
+      ir::Spec spec = from;
+      const auto plan = costs::plan_resharding(from, to, mesh);
+      REQUIRE(plan.has_value());
+      for (const costs::Collective& step : *plan) {
+        if (step.kind != CollectiveKind::slice) priced[step.kind] += costs::ring_bytes_sent(step, type, spec, mesh);
+        spec = costs::apply(step, spec);
+      }
+      std::erase_if(priced, [](const auto& entry) { return entry.second == 0; });
+      CHECK(sent == priced);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shardsynth::runtime
