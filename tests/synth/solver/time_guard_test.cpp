@@ -65,10 +65,14 @@ TEST_CASE("time_guard_AbandonsASearchThatOverrunsItsDeadline") {
   CHECK(r.iterations.size() == 3);
   CHECK_FALSE(r.proven_optimal);
   CHECK(abandoned_searches() >= 1);
-  // The abandoned worker ends on its own; its late step reaches no one.
+  // The abandoned worker ends on its own (its copy of the search, and with
+  // it `release`, is gone then); its late step reaches no one.
   const auto until = Clock::now() + std::chrono::seconds(5);
-  while (*late_steps == 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while ((*late_steps == 0 || release.use_count() > 1) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   CHECK(*late_steps == 1);
+  CHECK(release.use_count() == 1);
   CHECK(seen == 3);
 }
 
