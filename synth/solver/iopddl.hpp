@@ -18,7 +18,9 @@ namespace shardsynth::synth {
 // Parses a contest problem. Throws common::InputError naming the offending
 // field and index (`where` prefixes the message, e.g. the file name).
 Problem problem_from_iopddl(const nlohmann::json& json, const std::string& where);
-// Reads a contest problem from a file, gzip-compressed or plain.
+// Reads a contest problem from a file, gzip-compressed or plain, as a stream
+// (no whole text or JSON document in memory); same checks and messages as
+// problem_from_iopddl, and `path: not valid JSON (...)` for a bad text.
 Problem load_iopddl(const std::string& path);
 // The problem in contest format (labels are not part of the format).
 nlohmann::json problem_to_iopddl(const Problem& problem);

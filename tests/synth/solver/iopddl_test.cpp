@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/json_field.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/iopddl.hpp"
 
@@ -40,6 +41,62 @@ std::string temp_path(const std::string& name) {
 }
 
 nlohmann::json parse(const std::string& text) { return nlohmann::json::parse(text); }
+
+std::string iopddl_dir() { return SHARDSYNTH_IOPDDL_DIR; }
+
+void write_gz(const std::string& path, const std::string& text) {
+  gzFile out = gzopen(path.c_str(), "wb");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  gzclose(out);
+}
+
+// Every field of two problems, labels included.
+void check_same(const Problem& a, const Problem& b) {
+  CHECK(a.name == b.name);
+  CHECK(a.usage_limit == b.usage_limit);
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.nodes[i].label == b.nodes[i].label);
+    CHECK(a.nodes[i].costs == b.nodes[i].costs);
+    CHECK(a.nodes[i].usages == b.nodes[i].usages);
+    CHECK(a.nodes[i].live_from == b.nodes[i].live_from);
+    CHECK(a.nodes[i].live_to == b.nodes[i].live_to);
+  }
+  REQUIRE(a.edges.size() == b.edges.size());
+  for (std::size_t e = 0; e < a.edges.size(); ++e) {
+    CAPTURE(e);
+    CHECK(a.edges[e].from == b.edges[e].from);
+    CHECK(a.edges[e].to == b.edges[e].to);
+    CHECK(a.edges[e].costs == b.edges[e].costs);
+  }
+}
+
+// What the document reader says of a file: the problem, or its message.
+Problem read_with_json(const std::string& path) { return problem_from_iopddl(parse(common::read_file_gz(path)), path); }
+
+// The message the document reader gives for `text` read from `where` ("" when it reads).
+std::string json_message(const std::string& text, const std::string& where) {
+  try {
+    problem_from_iopddl(parse(text), where);
+  } catch (const nlohmann::json::exception& e) {
+    return where + ": not valid JSON (" + common::json_parse_failure(e) + ")";
+  } catch (const common::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The message the streaming reader gives for the file `path` ("" when it reads).
+std::string stream_message(const std::string& path) {
+  try {
+    load_iopddl(path);
+  } catch (const common::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -106,6 +163,72 @@ TEST_CASE("problem_from_iopddl_BadFilesNameTheField") {
     CAPTURE(c.message);
     CHECK_THROWS_WITH_AS(problem_from_iopddl(parse(text), "bad.json"), doctest::Contains(c.message.c_str()), common::InputError);
   }
+}
+
+TEST_CASE("load_iopddl_StreamsTheSameProblemAsTheDocumentReader") {
+  const std::string example = iopddl_dir() + "/example.json";
+  if (!std::filesystem::exists(example)) return;  // the contest files are not in this checkout
+  check_same(load_iopddl(example), read_with_json(example));
+  const std::string packed = temp_path("example.json.gz");
+  write_gz(packed, common::read_file_gz(example));
+  check_same(load_iopddl(packed), read_with_json(example));
+  std::remove(packed.c_str());
+  const std::string small = temp_path("small.json");
+  common::write_file_atomic(small, kSmall);
+  check_same(load_iopddl(small), problem_from_iopddl(parse(kSmall), small));
+  std::remove(small.c_str());
+#if SHARDSYNTH_HAVE_IOPDDL
+  const std::string b = iopddl_dir() + "/asplos-2025-iopddl-B.json.gz";
+  check_same(load_iopddl(b), read_with_json(b));
+#endif
+}
+
+TEST_CASE("load_iopddl_BadFilesGiveTheDocumentReadersMessage") {
+  struct Case {
+    std::string from, to, field;
+  };
+  const Case cases[] = {
+      {"\"usage_limit\": 8\n}}", "\"usage_limit\": 8\n}", "not valid JSON (byte"},  // truncated
+      {"\"usage_limit\": 8\n}}", "\"usage_limit\": 8\n}} x", "not valid JSON (byte"},  // trailing text
+      {"\"usage_limit\": 8", "\"usage_limit\": 1E400", "beyond the range of a double"},
+      {"[1, 0, 4, 0, 2, 2]", "[1, 0, 4, 0, 2]", "edges.costs[1] has 5 entries, expected 6"},
+      {"[[0, 1], [1, 2]", "[[0, 9], [1, 2]", "edges.nodes[0] names node 9 of 4"},
+      {"[[1, 4], [2, 2, 7]", "[[1, 4], [2, -2, 7]", "nodes.costs[1] holds the negative cost -2"},
+      {"\"edges\": {", "\"edgez\": {", "problem: missing 'edges'"},
+      {"\"usages\": [[3, 1]", "\"usagez\": [[3, 1]", "nodes: missing 'usages'"},
+      {"[[1, 4], [2, 2, 7]", "[[1, {\"b\": [2], \"a\": null}], [2, 2, 7]", "nodes.costs[0][1]: expected an integer, got {\"a\":null,\"b\":[2]}"},
+      {"[[1, 4], [2, 2, 7]", "[[1, 4], 7", "nodes.costs[1]: expected an array"},
+      {"[[3, 1], [2, 2, 1]", "[[3, 1], [2, 2, 1000000000000000001]", "nodes.usages[1][2]: 1000000000000000001 is above 10^18"},
+      {"\"usage_limit\": 8", "\"usage_limit\": [8]", "usage_limit: expected an integer, got [8]"},
+      {"\"usage_limit\": 8", "\"usage_limit\": -8", "usage_limit -8 is negative"},
+      {"\"intervals\": [[0, 3]", "\"intervals\": {}, \"intervals\": [[0, 3]", ""},  // the last of two keys counts
+      {"\"intervals\": [[0, 3], [1, 4], [2, 5], [4, 6]]", "\"intervals\": 5", "nodes.intervals: expected an array"},
+      {"\"name\": \"small\"", "\"name\": \"small\", \"extra\": {\"nodes\": 1}", ""},  // unknown keys are ignored
+  };
+  const std::string path = temp_path("bad.json");
+  for (const auto& c : cases) {
+    std::string text = kSmall;
+    const auto at = text.find(c.from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    CAPTURE(text);
+    common::write_file_atomic(path, text);
+    const std::string expected = json_message(text, path);
+    CHECK(stream_message(path) == expected);
+    if (c.field.empty()) {
+      CHECK(expected.empty());
+    } else {
+      CHECK(expected.find(c.field) != std::string::npos);
+    }
+  }
+  for (const std::string text : {"[]", "{\"problem\": 3}", "{\"problem\": {\"nodes\": []}}", "{\"problem\": {\"nodes\": 1}, \"problem\": {}}", ""}) {
+    CAPTURE(text);
+    common::write_file_atomic(path, text);
+    const std::string expected = json_message(text, path);
+    CHECK(!expected.empty());
+    CHECK(stream_message(path) == expected);
+  }
+  std::remove(path.c_str());
 }
 
 TEST_CASE("solution_from_iopddl_ChecksLengthAndRange") {
