@@ -114,6 +114,10 @@ void validate(const Gpt2Config& c) {
                              {"batch", c.batch}, {"vocab", c.vocab}, {"n_positions", c.n_positions}}) {
     if (value < 1) throw InputError(std::string("gpt2 ") + name + " must be positive, got " + std::to_string(value));
   }
+  if (c.n_layer > kGpt2MaxLayers) {
+    throw InputError("gpt2 n_layer " + std::to_string(c.n_layer) + " exceeds " + std::to_string(kGpt2MaxLayers) +
+                     ", the most the builder takes");
+  }
   if (c.n_embd % c.n_head != 0) {
     throw InputError("gpt2 n_head " + std::to_string(c.n_head) + " does not divide n_embd " + std::to_string(c.n_embd));
   }

@@ -9,6 +9,10 @@
 
 namespace shardsynth::ir {
 
+// The most transformer blocks build_gpt2 takes (the largest published GPT
+// models have under 100; more would only fill memory with graph nodes).
+inline constexpr int64_t kGpt2MaxLayers = 1000;
+
 struct Gpt2Config {
   int64_t n_layer = 12;          // transformer blocks h.0 .. h.{n_layer-1}
   int64_t n_head = 12;           // attention heads per block

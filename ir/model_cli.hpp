@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/cli_numbers.hpp"
 #include "ir/dtype.hpp"
 #include "ir/error.hpp"
 #include "ir/gpt2.hpp"
@@ -30,18 +31,18 @@ struct ModelFlags {
 inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
   app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
   auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
-  mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str();
-  mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str();
-  mlp->add_option("--hidden", flags.mlp.hidden, "hidden size (x dim 2)")->capture_default_str();
-  mlp->add_option("--ffn", flags.mlp.ffn, "fc1 output size")->capture_default_str();
+  mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str()->check(positive_number());
+  mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str()->check(positive_number());
+  mlp->add_option("--hidden", flags.mlp.hidden, "hidden size (x dim 2)")->capture_default_str()->check(positive_number());
+  mlp->add_option("--ffn", flags.mlp.ffn, "fc1 output size")->capture_default_str()->check(positive_number());
   auto* gpt2 = app.add_subcommand("gpt2", "Hugging Face GPT2LMHeadModel's forward (eval mode)");
   gpt2->add_option("--preset", flags.gpt2_preset, "small, medium, large or xl")->capture_default_str();
-  gpt2->add_option("--layers,--n-layer", flags.gpt2.n_layer, "transformer blocks (default: the preset's)");
-  gpt2->add_option("--heads,--n-head", flags.gpt2.n_head, "attention heads (default: the preset's)");
-  gpt2->add_option("--embd,--n-embd", flags.gpt2.n_embd, "hidden size (default: the preset's)");
-  gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)");
-  gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)");
-  gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)");
+  gpt2->add_option("--layers,--n-layer", flags.gpt2.n_layer, "transformer blocks, at most 1000 (default: the preset's)")->check(positive_number());
+  gpt2->add_option("--heads,--n-head", flags.gpt2.n_head, "attention heads (default: the preset's)")->check(positive_number());
+  gpt2->add_option("--embd,--n-embd", flags.gpt2.n_embd, "hidden size (default: the preset's)")->check(positive_number());
+  gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)")->check(positive_number());
+  gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)")->check(positive_number());
+  gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)")->check(positive_number());
 }
 
 // Adds a positional graph JSON file, the alternative to the model

@@ -72,6 +72,9 @@ TEST_CASE("synth_BadInputExitsTwoWithOneLineAndNoFile") {
       {"mlp --mesh-file /nonexistent.json", "/nonexistent.json"},
       {"gpt2 --preset huge", "'huge'"},
       {"gpt2 --heads 5", "5"},
+      {"gpt2 --layers -1", "'-1' must be above 0"},  // was taken as "the preset's"
+      {"gpt2 --layers 100000000", "n_layer 100000000 exceeds 1000"},  // was building until killed
+      {"gpt2 --vocab 0", "'0' must be above 0"},
       {"mlp --dtype float8", "'float8'"},
       {"mlp --nope", "--nope"},
       {"", "subcommand"},
