@@ -42,11 +42,13 @@ Assignment draw(const Problem& problem, const std::vector<std::vector<Incidence>
       bool legal = true;
       for (const Incidence& inc : incidence[n]) {
         const int other = a[inc.other];
-        if (other < 0 || !legal) continue;
+        if (other < 0) continue;  // not drawn yet
         const ProblemEdge& edge = problem.edges[inc.edge];
         const int to_size = problem.nodes[edge.to].size();
-        const int64_t cost = inc.is_from ? edge.costs[s * to_size + other] : edge.costs[other * to_size + s];
-        legal = cost < kForbidden;
+        if ((inc.is_from ? edge.costs[s * to_size + other] : edge.costs[other * to_size + s]) >= kForbidden) {
+          legal = false;
+          break;
+        }
       }
       if (legal) choices.push_back(s);
     }
