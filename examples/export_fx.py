@@ -12,6 +12,8 @@ matching kind is written with its own name as kind (`sin`, `Conv2d`), which
 
     /usr/bin/python3 examples/export_fx.py mlp --out mlp.json [--batch 8 --seq 1024 --hidden 1024 --ffn 4096]
     /usr/bin/python3 examples/export_fx.py gpt2 --layers 2 --heads 4 --embd 64 --seq 32 --vocab 256 --out g.json
+    /usr/bin/python3 examples/export_fx.py llama --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 256 \
+        --seq 16 --out l.json [--tied]
 
 As a library: export_graph(module, example_inputs) returns the JSON value and
 write_graph(graph, path) writes it atomically.
@@ -35,15 +37,16 @@ VERSION = 1
 # Kinds of shardsynth's op table that this exporter writes; an unmatched op
 # whose name collides with one of them gets a suffix so it stays unknown.
 TABLE_KINDS = {"add", "causal_mask", "conv1d", "dropout", "embedding", "gelu", "gelu_tanh", "layernorm", "linear",
-               "matmul", "opaque", "permute", "relu", "scale", "softmax", "split", "transpose", "view"}
+               "matmul", "mul", "opaque", "permute", "relu", "repeat_kv", "rms_norm", "rotary", "scale", "silu",
+               "softmax", "split", "transpose", "view"}
 DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.int64: "int64"}
 # Leaf modules outside torch.nn, by class name (Hugging Face's).
-LEAF_CLASSES = {"Conv1D": "conv1d", "NewGELUActivation": "gelu_tanh", "GELUActivation": "gelu"}
+LEAF_CLASSES = {"Conv1D": "conv1d", "NewGELUActivation": "gelu_tanh", "GELUActivation": "gelu", "LlamaRMSNorm": "rms_norm"}
 # Functions and methods by canonical op name.
 FUNCTIONS = {
     operator.add: "add", torch.add: "add", operator.truediv: "truediv", torch.div: "truediv", operator.mul: "mul",
     torch.mul: "mul", operator.matmul: "matmul", torch.matmul: "matmul", torch.bmm: "matmul", F.gelu: "gelu",
-    F.relu: "relu", torch.relu: "relu", F.softmax: "softmax", torch.softmax: "softmax", F.dropout: "dropout",
+    F.relu: "relu", torch.relu: "relu", F.silu: "silu", F.softmax: "softmax", torch.softmax: "softmax", F.dropout: "dropout",
     torch.where: "where", operator.getitem: "getitem", torch.split: "split", torch.chunk: "chunk",
     torch.permute: "permute", torch.transpose: "transpose", torch.reshape: "view", torch.flatten: "view",
     torch.unsqueeze: "view", torch.squeeze: "view",
@@ -51,7 +54,7 @@ FUNCTIONS = {
 METHODS = {"add": "add", "div": "truediv", "mul": "mul", "matmul": "matmul", "softmax": "softmax", "view": "view",
            "reshape": "view", "flatten": "view", "unsqueeze": "view", "squeeze": "view", "permute": "permute",
            "transpose": "transpose", "split": "split", "chunk": "chunk", "masked_fill": "where",
-           "contiguous": "alias", "clone": "alias", "detach": "alias", "relu": "relu"}
+           "contiguous": "alias", "clone": "alias", "detach": "alias", "relu": "relu", "mul_": "mul"}
 
 
 class ExportError(Exception):
@@ -189,6 +192,9 @@ class _Exporter:
         leaf = LEAF_CLASSES.get(type(module).__name__)
         if leaf in ("conv1d",):
             return self.emit(node, leaf, inputs[:1], target, self.params_of(node, module, ["weight", "bias"]))
+        if leaf == "rms_norm":
+            return self.emit(node, leaf, inputs[:1], target, self.params_of(node, module, ["weight"]),
+                             real_attrs={"eps": float(module.variance_epsilon)})
         if leaf:
             return self.emit(node, leaf, inputs[:1], target)
         if isinstance(module, nn.Linear):
@@ -203,6 +209,8 @@ class _Exporter:
             return self.emit(node, "gelu_tanh" if module.approximate == "tanh" else "gelu", inputs[:1], target)
         if isinstance(module, nn.ReLU):
             return self.emit(node, "relu", inputs[:1], target)
+        if isinstance(module, nn.SiLU):
+            return self.emit(node, "silu", inputs[:1], target)
         if isinstance(module, nn.Softmax) and self.is_last_dim(node, inputs[0], module.dim):
             return self.emit(node, "softmax", inputs[:1], target)
         if isinstance(module, nn.Identity):
@@ -229,6 +237,13 @@ class _Exporter:
             return self.emit(node, "add", inputs, target)
         if op == "matmul" and len(inputs) == 2:
             return self.emit(node, "matmul", inputs, target)
+        if op == "mul" and len(inputs) == 2 and len(_flatten(node.args)) == 2 \
+                and list(self.meta(inputs[0]).shape) == list(self.meta(inputs[1]).shape):
+            return self.emit(node, "mul", inputs, target)
+        if op == "apply_rotary" and len(inputs) == 1 and isinstance(_arg(node, 1, "theta"), (int, float)):
+            return self.emit(node, "rotary", inputs, target, real_attrs={"theta": float(_arg(node, 1, "theta"))})
+        if op == "repeat_kv" and len(inputs) == 1:
+            return self.emit(node, "repeat_kv", inputs, target)
         if op in ("truediv", "mul") and len(inputs) == 1 and node.args[0] is x and len(node.args) == 2 \
                 and isinstance(node.args[1], (int, float)) and node.args[1] != 0:
             divisor = float(node.args[1]) if op == "truediv" else 1.0 / float(node.args[1])
@@ -239,7 +254,7 @@ class _Exporter:
         if op == "gelu" and len(inputs) == 1:
             tanh = node.kwargs.get("approximate", "none") == "tanh"
             return self.emit(node, "gelu_tanh" if tanh else "gelu", inputs, target)
-        if op in ("relu", "dropout") and len(inputs) == 1:
+        if op in ("relu", "dropout", "silu") and len(inputs) == 1:
             return self.emit(node, op, inputs, target)
         if op == "softmax" and len(inputs) == 1 and self.is_last_dim(node, x, _arg(node, 1, "dim")):
             return self.emit(node, "softmax", inputs, target)
@@ -404,13 +419,27 @@ def main(argv=None):
     for flag, default in (("--layers", 12), ("--heads", 12), ("--embd", 768), ("--seq", 1024), ("--batch", 8),
                           ("--vocab", 50257), ("--positions", 1024)):
         gpt2.add_argument(flag, type=_positive, default=default)
-    for p in (mlp, gpt2):
+    llama = sub.add_parser("llama", help="examples/torch_llama.py: Llama in plain torch (as `synth llama`)")
+    for flag, default in (("--layers", 32), ("--hidden", 4096), ("--heads", 32), ("--kv-heads", 8), ("--ffn", 14336),
+                          ("--vocab", 128256), ("--seq", 1024), ("--batch", 8)):
+        llama.add_argument(flag, type=_positive, default=default)
+    llama.add_argument("--theta", type=float, default=500000.0, help="rotary base (rope_theta)")
+    llama.add_argument("--tied", action="store_true", help="lm_head shares model.embed_tokens.weight")
+    for p in (mlp, gpt2, llama):
         p.add_argument("--out", required=True, help="the graph JSON file to write")
     args = parser.parse_args(argv)
     try:
         if args.model == "mlp":
             import torch_mlp
             module, inputs = torch_mlp.Mlp(args.hidden, args.ffn), torch_mlp.example_inputs(args.batch, args.seq, args.hidden)
+        elif args.model == "llama":
+            import torch_llama
+            if args.hidden % args.heads or args.heads % args.kv_heads or (args.hidden // args.heads) % 2:
+                raise ExportError(f"heads {args.heads} must divide hidden {args.hidden}, kv-heads {args.kv_heads} must "
+                                  f"divide heads, and the head dim must be even")
+            module = torch_llama.LlamaForCausalLM(args.layers, args.hidden, args.heads, args.kv_heads, args.ffn,
+                                                  args.vocab, args.tied, args.theta)
+            inputs = torch_llama.example_inputs(args.batch, args.seq)
         else:
             import torch_gpt2
             if args.embd % args.heads or args.seq > args.positions:

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/builder_scope.hpp"
 #include "ir/error.hpp"
 #include "ir/models.hpp"
 #include "ir/op_table.hpp"
@@ -13,28 +14,15 @@
 namespace shardsynth::ir {
 namespace {
 
-using Shape = std::vector<int64_t>;
-using IntAttrs = std::map<std::string, std::vector<int64_t>>;
+using Shape = BuilderScope::Shape;
 
 // The module path of transformer block `layer`: the one place "h.{i}." is built.
 std::string block_prefix(int64_t layer) { return "h." + std::to_string(layer) + "."; }
 
-// Adds nodes named by one module path prefix ("" at the top, "h.3." in block 3).
-class Scope {
+// GPT-2's own module kinds on top of the shared scope.
+class Scope : public BuilderScope {
  public:
-  Scope(Graph& graph, std::string prefix, DType dtype) : graph_(graph), prefix_(std::move(prefix)), dtype_(dtype) {}
-
-  // Adds node prefix + `name` fed by `inputs` (full node names); returns its full name.
-  std::string op(const std::string& name, const std::string& kind, Shape shape, const std::vector<std::string>& inputs,
-                 std::vector<Param> params = {}, IntAttrs attrs = {}, std::map<std::string, double> real_attrs = {}) {
-    Node node{prefix_ + name, kind, "", {std::move(shape), dtype_}, std::move(params), std::move(attrs),
-              std::move(real_attrs)};
-    graph_.add_node(std::move(node), inputs);
-    return prefix_ + name;
-  }
-
-  // A parameter of this scope's element type that shares storage with no other.
-  Param param(const std::string& name, Shape shape) const { return Param{name, {std::move(shape), dtype_}, ""}; }
+  using BuilderScope::BuilderScope;
 
   // LayerNorm over the last dim of `input`, whose extent is `width`.
   std::string layernorm(const std::string& name, const std::string& input, Shape shape, int64_t width) {
@@ -49,11 +37,6 @@ class Scope {
     return op(name, "conv1d", std::move(shape), {input}, {param("weight", {in, out}), param("bias", {out})},
               std::move(attrs));
   }
-
- private:
-  Graph& graph_;        // the graph being built
-  std::string prefix_;  // module path prepended to every node name
-  DType dtype_;         // element type of activations and params
 };
 
 // GPT2Attention's eager path: fused qkv projection, split into heads,

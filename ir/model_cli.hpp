@@ -14,6 +14,7 @@
 #include "ir/error.hpp"
 #include "ir/gpt2.hpp"
 #include "ir/graph_json.hpp"
+#include "ir/llama.hpp"
 #include "ir/models.hpp"
 
 namespace shardsynth::ir {
@@ -22,12 +23,33 @@ struct ModelFlags {
   MlpConfig mlp;                  // mlp sizes
   std::string gpt2_preset = "small";  // gpt2 --preset
   Gpt2Config gpt2{-1, -1, -1, -1, -1, -1, -1, DType::float32};  // gpt2 sizes; negative = the preset's
+  std::string llama_preset = "llama-3-8b";  // llama --preset
+  LlamaConfig llama{-1, -1, -1, -1, -1, -1, -1, -1, -1, false, 500000, 1e-5, DType::float32};  // llama sizes; negative = the preset's
+  int llama_tied = -1;            // llama --tied (1) / --untied (0); -1 = the preset's
   std::string dtype = "float32";  // --dtype
   std::string graph_path;         // positional graph JSON file (docs/graph_json.md); empty = a model subcommand
   std::string unknown_ops = "error";  // --unknown-ops: error or replicate
 };
 
-// Adds the `mlp` and `gpt2` subcommands with their size flags, and --dtype.
+// Adds the `llama` subcommand with its size flags.
+inline void add_llama_subcommand(CLI::App& app, ModelFlags& flags) {
+  auto* llama = app.add_subcommand("llama", "Hugging Face LlamaForCausalLM's forward (eager attention)");
+  std::string presets;
+  for (const auto& name : llama_preset_names()) presets += (presets.empty() ? "" : ", ") + name;
+  llama->add_option("--preset", flags.llama_preset, presets)->capture_default_str();
+  llama->add_option("--layers", flags.llama.n_layer, "decoder layers, at most 1000 (default: the preset's)")->check(positive_number());
+  llama->add_option("--hidden", flags.llama.hidden, "hidden size (default: the preset's)")->check(positive_number());
+  llama->add_option("--heads", flags.llama.n_head, "query heads; must divide --hidden, head dim even (default: the preset's)")->check(positive_number());
+  llama->add_option("--kv-heads", flags.llama.n_kv_head, "key/value heads; must divide --heads (default: the preset's)")->check(positive_number());
+  llama->add_option("--ffn", flags.llama.ffn, "MLP intermediate size (default: the preset's)")->check(positive_number());
+  llama->add_option("--vocab", flags.llama.vocab, "vocabulary size (default: the preset's)")->check(positive_number());
+  llama->add_option("--seq", flags.llama.seq, "sequence length, at most the preset's max positions (default 1024)")->check(positive_number());
+  llama->add_option("--batch", flags.llama.batch, "batch size (default 8)")->check(positive_number());
+  llama->add_flag_function("--tied", [&flags](int64_t) { flags.llama_tied = 1; }, "lm_head shares model.embed_tokens.weight");
+  llama->add_flag_function("--untied", [&flags](int64_t) { flags.llama_tied = 0; }, "lm_head has a weight of its own");
+}
+
+// Adds the `mlp`, `gpt2` and `llama` subcommands with their size flags, and --dtype.
 inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
   app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
   auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
@@ -43,6 +65,7 @@ inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
   gpt2->add_option("--seq", flags.gpt2.seq, "sequence length (default 1024)")->check(positive_number());
   gpt2->add_option("--batch", flags.gpt2.batch, "batch size (default 8)")->check(positive_number());
   gpt2->add_option("--vocab", flags.gpt2.vocab, "vocabulary size (default 50257)")->check(positive_number());
+  add_llama_subcommand(app, flags);
 }
 
 // Adds a positional graph JSON file, the alternative to the model
@@ -63,7 +86,7 @@ inline std::string chosen_model(const CLI::App& app, const ModelFlags& flags) {
                      "' and '" + flags.graph_path + "')");
   }
   if (!flags.graph_path.empty()) return "graph";
-  if (subcommands.empty()) throw InputError("a model subcommand (mlp, gpt2), a graph file or --iopddl FILE is required");
+  if (subcommands.empty()) throw InputError("a model subcommand (mlp, gpt2, llama), a graph file or --iopddl FILE is required");
   return subcommands.front()->get_name();
 }
 
@@ -78,10 +101,24 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
     config.dtype = dtype;
     return build_mlp(config);
   }
-  Gpt2Config config = gpt2_preset(flags.gpt2_preset);
   auto take = [](int64_t flag, int64_t& field) {
     if (flag >= 0) field = flag;
   };
+  if (model == "llama") {
+    LlamaConfig config = llama_preset(flags.llama_preset);
+    take(flags.llama.n_layer, config.n_layer);
+    take(flags.llama.hidden, config.hidden);
+    take(flags.llama.n_head, config.n_head);
+    take(flags.llama.n_kv_head, config.n_kv_head);
+    take(flags.llama.ffn, config.ffn);
+    take(flags.llama.vocab, config.vocab);
+    take(flags.llama.seq, config.seq);
+    take(flags.llama.batch, config.batch);
+    if (flags.llama_tied >= 0) config.tied = flags.llama_tied == 1;
+    config.dtype = dtype;
+    return build_llama(config);
+  }
+  Gpt2Config config = gpt2_preset(flags.gpt2_preset);
   take(flags.gpt2.n_layer, config.n_layer);
   take(flags.gpt2.n_head, config.n_head);
   take(flags.gpt2.n_embd, config.n_embd);

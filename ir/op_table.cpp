@@ -233,6 +233,21 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       {"opaque", "call_function", "<unknown>", "", {}, {}, opaque_equation, 0, "", false, true},
       {"gelu_tanh", "call_module", "<class 'transformers.activations.NewGELUActivation'>", "...->...", {}, {}, nullptr, 8,
        ""},
+      // Llama's pieces. rms_norm: x / rms(x) * weight over the last dim (real attr eps).
+      {"rms_norm", "call_module", "<class 'LlamaRMSNorm'>", "...d,d->...d", {{'d', K::needs_replication}}, {norm_weight},
+       nullptr, 4, ""},
+      {"silu", "call_function", "<function silu>", "...->...", {}, {}, nullptr, 4, ""},
+      {"mul", "call_function", "<built-in function mul>", "...,...->...", {}, {}, nullptr, 1, ""},
+      // Rotary embedding on [..., seq, head_dim] (real attr theta): the
+      // position table is a function of the global seq index, so seq and the
+      // leading dims (batch, heads) may be sharded; head_dim pairs element i
+      // with i + head_dim/2 and stays whole.
+      {"rotary", "call_function", "<function apply_rotary>", "...sd->...sd", {{'d', K::needs_replication}}, {},
+       nullptr, 3, ""},
+      // Grouped-query attention's KV repetition [..., kv, s, d] ->
+      // [..., kv*rep, s, d], kv major: sharding k shards the KV heads; a shard
+      // of r alone leaves the input replicated (each device repeats its copy).
+      {"repeat_kv", "call_function", "<function repeat_kv>", "...ksd->...(kr)sd", {}, {}, nullptr, 0, ""},
   };
   std::map<std::string, OpKindInfo, std::less<>> table;
   for (auto& entry : entries) table.emplace(entry.kind, std::move(entry));

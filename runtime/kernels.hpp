@@ -60,6 +60,17 @@ Tensor scale(const Tensor& x, double divisor);
 // becomes the lowest finite float, as Hugging Face's torch.finfo(dtype).min.
 Tensor causal_mask(const Tensor& x, int64_t q_offset = 0, int64_t k_offset = 0);
 
+// Llama's RMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * weight[d].
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f);
+// x * sigmoid(x).
+Tensor silu(const Tensor& x);
+// a * b elementwise, same shapes.
+Tensor mul(const Tensor& a, const Tensor& b);
+// Rotary position embedding (Hugging Face's rotate_half form) on x[..., s, d]
+// with d even: element i < d/2 pairs with i + d/2, and at global position
+// p = s_offset + local row the pair turns by the angle p * theta^(-2i/d).
+Tensor rotary(const Tensor& x, double theta, int64_t s_offset = 0);
+
 // --- layout (kernels_layout.cpp) ---
 
 // Reshape to `shape` (same numel; one extent may be -1 and is inferred).
@@ -68,6 +79,9 @@ Tensor view(const Tensor& x, const std::vector<int64_t>& shape);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 // Swaps dims d0 and d1; negative dims count from the end.
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+// Grouped-query attention's KV repetition: x[..., kv, s, d] ->
+// [..., kv * (out_heads / kv), s, d], each head repeated in place (kv major).
+Tensor repeat_kv(const Tensor& x, int64_t out_heads);
 // Part `index` of `sections` equal parts along `dim` (negative counts from the end).
 Tensor split(const Tensor& x, int64_t dim, int64_t sections, int64_t index);
 

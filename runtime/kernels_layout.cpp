@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -77,6 +78,30 @@ Tensor split(const Tensor& x, int64_t dim, int64_t sections, int64_t index) {
                                 " sections");
   }
   return slice_part(x, normalized(dim, x.rank(), "split"), sections, index);
+}
+
+Tensor repeat_kv(const Tensor& x, int64_t out_heads) {
+  if (x.rank() < 3) throw std::invalid_argument("repeat_kv: needs a tensor of rank >= 3");
+  const int64_t kv = x.shape[x.rank() - 3];
+  if (kv < 1 || out_heads % kv != 0) {
+    throw std::invalid_argument("repeat_kv: " + std::to_string(out_heads) + " heads are no multiple of " +
+                                std::to_string(kv));
+  }
+  const int64_t rep = out_heads / kv;
+  const int64_t head = x.shape[x.rank() - 2] * x.shape.back();  // elements per head
+  std::vector<int64_t> shape = x.shape;
+  shape[x.rank() - 3] = out_heads;
+  Tensor out = zeros(shape);
+  const int64_t groups = kv * head == 0 ? 0 : x.numel() / (kv * head);  // leading (batch) entries
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t k = 0; k < kv; ++k) {
+      const float* src = x.data.data() + (g * kv + k) * head;
+      for (int64_t r = 0; r < rep; ++r) {
+        std::copy(src, src + head, out.data.data() + ((g * kv + k) * rep + r) * head);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace shardsynth::runtime

@@ -130,4 +130,59 @@ Tensor causal_mask(const Tensor& x, int64_t q_offset, int64_t k_offset) {
   return out;
 }
 
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  const auto [rows, d] = rows_and_width("rms_norm", x);
+  if (weight.numel() != d) throw std::invalid_argument("rms_norm: weight size does not match last dim " + std::to_string(d));
+  Tensor out = x;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = out.data.data() + r * d;
+    double squares = 0;
+    for (int64_t j = 0; j < d; ++j) squares += static_cast<double>(row[j]) * row[j];
+    const float inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(d) + eps));
+    for (int64_t j = 0; j < d; ++j) row[j] = weight.data[j] * (row[j] * inv);
+  }
+  return out;
+}
+
+Tensor silu(const Tensor& x) {
+  return map(x, [](float v) { return v / (1.0f + std::exp(-v)); });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  if (a.shape != b.shape) throw std::invalid_argument("mul: operand shapes differ");
+  Tensor out = a;
+  for (std::size_t i = 0; i < out.data.size(); ++i) out.data[i] *= b.data[i];
+  return out;
+}
+
+Tensor rotary(const Tensor& x, double theta, int64_t s_offset) {
+  if (x.rank() < 2) throw std::invalid_argument("rotary: needs a tensor of rank >= 2");
+  const int64_t s = x.shape[x.rank() - 2], d = x.shape.back();
+  if (d % 2 != 0) throw std::invalid_argument("rotary: head dim " + std::to_string(d) + " is odd");
+  const int64_t half = d / 2;
+  // cos and sin per local row and pair, as Hugging Face computes them (fp32 angles).
+  std::vector<float> cos_table(s * half), sin_table(s * half);
+  for (int64_t i = 0; i < half; ++i) {
+    const float inv_freq = static_cast<float>(1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(d)));
+    for (int64_t r = 0; r < s; ++r) {
+      const float angle = static_cast<float>(s_offset + r) * inv_freq;
+      cos_table[r * half + i] = std::cos(angle);
+      sin_table[r * half + i] = std::sin(angle);
+    }
+  }
+  Tensor out = x;
+  const int64_t rows = s * d == 0 ? 0 : x.numel() / d;
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t r = row % s;
+    const float* in = x.data.data() + row * d;
+    float* y = out.data.data() + row * d;
+    for (int64_t i = 0; i < half; ++i) {
+      const float c = cos_table[r * half + i], sn = sin_table[r * half + i];
+      y[i] = in[i] * c - in[i + half] * sn;
+      y[i + half] = in[i + half] * c + in[i] * sn;
+    }
+  }
+  return out;
+}
+
 }  // namespace shardsynth::runtime

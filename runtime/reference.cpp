@@ -25,6 +25,16 @@ int64_t attr(const KernelCall& call, const std::string& name, std::size_t i = 0)
   return attr_list(call, name, i + 1)[i];
 }
 
+// Real attribute `name`; throws when absent.
+double real_attr(const KernelCall& call, const std::string& name) {
+  const auto it = call.node.real_attrs.find(name);
+  if (it == call.node.real_attrs.end()) {
+    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks real attribute '" + name +
+                                "'");
+  }
+  return it->second;
+}
+
 std::map<std::string, KernelFn> build_kernels() {
   using C = const KernelCall&;
   return {
@@ -42,16 +52,26 @@ std::map<std::string, KernelFn> build_kernels() {
       {"add", [](C c) { return add(input(c, 0), input(c, 1)); }},
       {"scale",
        [](C c) {
-         const auto it = c.node.real_attrs.find("divisor");
-         if (it == c.node.real_attrs.end()) {
-           throw std::invalid_argument("node '" + c.node.name + "' (scale) lacks real attribute 'divisor'");
-         }
-         return scale(input(c, 0), it->second);
+         return scale(input(c, 0), real_attr(c, "divisor"));
        }},
       {"causal_mask",
        [](C c) {
          const auto& o = c.in_offsets;
          return o.size() < 2 ? causal_mask(input(c, 0)) : causal_mask(input(c, 0), o[o.size() - 2], o[o.size() - 1]);
+       }},
+      {"rms_norm", [](C c) { return rms_norm(input(c, 0), param(c, "weight"), static_cast<float>(real_attr(c, "eps"))); }},
+      {"silu", [](C c) { return silu(input(c, 0)); }},
+      {"mul", [](C c) { return mul(input(c, 0), input(c, 1)); }},
+      {"rotary",
+       [](C c) {
+         const auto& o = c.in_offsets;
+         return rotary(input(c, 0), real_attr(c, "theta"), o.size() < 2 ? 0 : o[o.size() - 2]);
+       }},
+      {"repeat_kv",
+       [](C c) {
+         const auto& shape = c.out_shape.empty() ? c.node.type.shape : c.out_shape;
+         if (shape.size() < 3) throw std::invalid_argument("node '" + c.node.name + "' (repeat_kv) has rank below 3");
+         return repeat_kv(input(c, 0), shape[shape.size() - 3]);
        }},
       {"view", [](C c) { return view(input(c, 0), c.out_shape.empty() ? c.node.type.shape : c.out_shape); }},
       {"permute", [](C c) { return permute(input(c, 0), attr_list(c, "dims")); }},

@@ -70,14 +70,31 @@ StrategyFilter data_parallel(const ir::Mesh& mesh) {
 
 StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
   const int tp = mesh.rank() - 1;
-  // Column (true) or row (false) for each weight op, alternating in graph order.
+  // Column (true) or row (false) for each weight op, by data flow: a weight
+  // op is row-parallel when the nearest weight ops upstream of it (through
+  // any non-weight ops) are all column-parallel, and column-parallel
+  // otherwise (the first ones, and those after a row-parallel op).
   auto roles = std::make_shared<std::map<ir::Vertex, std::pair<WeightFactors, bool>>>();
-  bool column = true;
+  struct Upstream {
+    bool column = false;  // a nearest upstream weight op is column-parallel
+    bool row = false;     // a nearest upstream weight op is row-parallel
+  };
+  std::map<ir::Vertex, Upstream> seen;  // per node: what its output carries downstream
   for (ir::Vertex v : graph.topological_order()) {
+    Upstream up;
+    for (ir::Vertex input : graph.inputs_of(v)) {
+      const Upstream& from = seen[input];
+      up.column |= from.column;
+      up.row |= from.row;
+    }
     const WeightFactors w = weight_factors(graph, v);
-    if (w.contracted < 0) continue;
+    if (w.contracted < 0) {
+      seen[v] = up;
+      continue;
+    }
+    const bool column = !up.column || up.row;
     (*roles)[v] = {w, column};
-    column = !column;
+    seen[v] = Upstream{column, !column};
   }
   return [roles, tp](const ir::Graph& g, ir::Vertex v, const StrategyInfo& s) {
     const ir::Node& node = g.node(v);

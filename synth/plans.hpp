@@ -9,11 +9,14 @@
 //    axes, the others replicated.
 //  - "megatron" (Megatron-LM tensor parallelism on the mesh's last axis):
 //    the "weight ops" (ops whose rule contracts a factor shared by a tensor
-//    input and an untied parameter: Linear, Conv1D) alternate, in graph
-//    order, between column-parallel (the output-feature factor sharded on
-//    the last axis, the contracted factor not) and row-parallel (the
-//    contracted factor sharded on the last axis, leaving a partial sum that
-//    is all-reduced); their parameters use no other axis. Everything else is
+//    input and an untied parameter: Linear, Conv1D) are column-parallel (the
+//    output-feature factor sharded on the last axis, the contracted factor
+//    not) or row-parallel (the contracted factor sharded on the last axis,
+//    leaving a partial sum that is all-reduced) by data flow: row when the
+//    nearest weight ops upstream are all column, else column (GPT-2: c_attn
+//    column, attn.c_proj row, c_fc column, mlp.c_proj row; Llama: q/k/v,
+//    gate/up and an untied lm_head column, o_proj and down_proj row); their
+//    parameters use no other axis. Everything else is
 //    free: layernorm parameters are replicated by their rule anyway,
 //    embeddings may be sharded (Megatron shards them too), activations take
 //    whatever spec is cheapest, and other mesh axes may carry data

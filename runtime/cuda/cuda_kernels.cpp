@@ -108,6 +108,20 @@ Tensor device_unary(UnaryOp op, const Tensor& x, float divisor = 1.0f) {
   return out;
 }
 
+// An elementwise kernel of two same-shape operands; other shapes (broadcasting) run `cpu`.
+using BinaryLauncher = cudaError_t (*)(const float*, const float*, float*, int64_t);
+Tensor device_binary(BinaryLauncher launch, const KernelCall& c, const KernelFn& cpu) {
+  const Tensor& a = input(c, 0);
+  const Tensor& b = input(c, 1);
+  if (a.shape != b.shape) return cpu(c);
+  Tensor out = zeros(a.shape);
+  if (a.data.empty()) return out;
+  DeviceBuffer da(a.data), db(b.data), dy(a.data.size());
+  SHARDSYNTH_CUDA_CHECK(launch(da.data(), db.data(), dy.data(), a.numel()));
+  dy.download(out.data);
+  return out;
+}
+
 Tensor device_causal_mask(const Tensor& x, int64_t q_offset, int64_t k_offset) {
   if (x.rank() < 2) throw std::invalid_argument("causal_mask: needs scores of rank >= 2");
   const int64_t q = x.shape[x.rank() - 2], k = x.shape.back();
@@ -149,18 +163,9 @@ std::map<std::string, KernelFn> build_gpu_kernels() {
          if (it->second == 0) throw std::invalid_argument("scale: divisor is 0");
          return device_unary(UnaryOp::scale, input(c, 0), static_cast<float>(it->second));
        }},
-      {"add",
-       [add_cpu = cpu.at("add")](C c) {
-         const Tensor& a = input(c, 0);
-         const Tensor& b = input(c, 1);
-         if (a.shape != b.shape) return add_cpu(c);  // broadcasting: CPU
-         Tensor out = zeros(a.shape);
-         if (a.data.empty()) return out;
-         DeviceBuffer da(a.data), db(b.data), dy(a.data.size());
-         SHARDSYNTH_CUDA_CHECK(launch_add(da.data(), db.data(), dy.data(), a.numel()));
-         dy.download(out.data);
-         return out;
-       }},
+      {"silu", [](C c) { return device_unary(UnaryOp::silu, input(c, 0)); }},
+      {"add", [add_cpu = cpu.at("add")](C c) { return device_binary(launch_add, c, add_cpu); }},
+      {"mul", [mul_cpu = cpu.at("mul")](C c) { return device_binary(launch_mul, c, mul_cpu); }},
       {"causal_mask",
        [](C c) {
          const auto& o = c.in_offsets;

@@ -23,12 +23,18 @@ __global__ void unary_kernel(UnaryOp op, const float* x, float* y, int64_t n, fl
     }
     case UnaryOp::relu: y[i] = fmaxf(v, 0.0f); break;
     case UnaryOp::scale: y[i] = v / divisor; break;
+    case UnaryOp::silu: y[i] = v / (1.0f + expf(-v)); break;
   }
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a[i] + b[i];
+}
+
+__global__ void mul_kernel(const float* a, const float* b, float* y, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a[i] * b[i];
 }
 
 __global__ void add_bias_kernel(float* y, const float* bias, int64_t rows, int64_t width) {
@@ -52,6 +58,11 @@ cudaError_t launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float 
 
 cudaError_t launch_add(const float* a, const float* b, float* y, int64_t n) {
   if (n > 0) add_kernel<<<blocks_for(n), kThreads>>>(a, b, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_mul(const float* a, const float* b, float* y, int64_t n) {
+  if (n > 0) mul_kernel<<<blocks_for(n), kThreads>>>(a, b, y, n);
   return cudaGetLastError();
 }
 

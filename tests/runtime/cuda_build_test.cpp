@@ -32,7 +32,7 @@ TEST_CASE("cuda_kernels_CoverEveryReferenceKind") {
 
 TEST_CASE("cuda_kernels_RunGemmAndElementwiseKindsOnTheGpu") {
   const auto& on_gpu = cuda::gpu_kernels();
-  for (const char* kind : {"linear", "conv1d", "matmul", "gelu", "gelu_tanh", "relu", "scale", "add", "causal_mask"}) {
+  for (const char* kind : {"linear", "conv1d", "matmul", "gelu", "gelu_tanh", "relu", "scale", "add", "causal_mask", "silu", "mul"}) {
     CAPTURE(kind);
     CHECK(on_gpu.count(kind) == 1);
   }
