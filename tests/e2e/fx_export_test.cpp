@@ -1,6 +1,6 @@
 // End-to-end tests of the torch.fx path: examples/export_fx.py (run with
 // /usr/bin/python3 and Debian's python3-torch) writes graph JSON from the
-// torch MLP and GPT-2, and the real `synth` binary solves it to the same
+// torch MLP, GPT-2 and Llama, and the real `synth` binary solves it to the same
 // optimum as the built-in builder for the same sizes.
 #include <doctest/doctest.h>
 
@@ -63,6 +63,26 @@ TEST_CASE("export_fx_TorchGpt2SolvesToTheBuiltinOptimum") {
   for (const std::string model : {" --mesh 8", " --mesh 2x4 --mode training", " --cost-model slapo --mesh 4"}) {
     CAPTURE(model);
     CHECK(optimum(graph + model, dir / "a.json") == optimum("gpt2" + sizes + model, dir / "b.json"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export_fx_TorchLlamaSolvesToTheBuiltinOptimum") {
+  const auto dir = scratch_dir("fx_llama");
+  const auto graph = (dir / "llama.json").string();
+  // Grouped-query attention with an untied head, and a tied head with as many KV heads as query heads.
+  const std::pair<std::string, std::string> sizes[] = {
+      {" --layers 2 --hidden 128 --heads 8 --kv-heads 2 --ffn 256 --vocab 1024 --seq 64 --batch 8", " --mesh 8"},
+      {" --layers 1 --hidden 64 --heads 4 --kv-heads 4 --ffn 160 --vocab 512 --seq 32 --batch 4 --tied",
+       " --mesh 2x4 --mode training"},
+  };
+  for (const auto& [size, mesh] : sizes) {
+    const auto size_text = size;  // clang 14 cannot capture a structured binding in CAPTURE
+    CAPTURE(size_text);
+    const auto exported = run_command(kPython + " " + kExporter + " llama" + size + " --out " + graph);
+    CAPTURE(exported.err);
+    REQUIRE(exported.exit_code == 0);
+    CHECK(optimum(graph + mesh, dir / "a.json") == optimum("llama" + size + mesh, dir / "b.json"));
   }
   std::filesystem::remove_all(dir);
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "e2e/shard_run_helpers.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/safetensors.hpp"
@@ -16,30 +17,6 @@ namespace {
 
 const std::string kSynth = SHARDSYNTH_SYNTH_BIN;
 const std::string kSchedules = SHARDSYNTH_SCHEDULES_DIR;
-// Every run is bounded: a hang fails the test instead of stalling CI.
-const std::string kMpirun = std::string("timeout 120 ") + SHARDSYNTH_MPIEXEC + " --allow-run-as-root --oversubscribe -np ";
-
-std::string shard_run(int ranks, const std::string& schedule, const std::string& model) {
-  return kMpirun + std::to_string(ranks) + " " + SHARDSYNTH_SHARD_RUN_BIN + " --check --schedule " + schedule + " " + model;
-}
-
-void expect_checked(const CommandResult& r) {
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.find("): OK\n") != std::string::npos);
-  CHECK(r.out.find("MISMATCH") == std::string::npos);
-}
-
-// Writes the plan `synth_args` gives for `model` to a scratch file, runs it
-// on `ranks` ranks under --check and returns what shard-run printed.
-CommandResult synth_then_run(const std::string& synth_args, int ranks, const std::string& model) {
-  const auto dir = scratch_dir("shard_run_plan");
-  const std::string plan = (dir / "p.json").string();
-  REQUIRE(run_command(kSynth + " --quiet --schedule " + plan + " " + synth_args + " " + model).exit_code == 0);
-  const auto run = run_command(shard_run(ranks, plan, model));
-  std::filesystem::remove_all(dir);
-  return run;
-}
-
 const char* kMlp = "mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
 const char* kGpt2 = "gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
 
