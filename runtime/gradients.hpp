@@ -1,0 +1,17 @@
+#pragma once
+// Packs the VJP results of runtime/kernels_backward.hpp into the Gradients a
+// backward kernel returns (runtime/backward.hpp); shared by the CPU and the
+// CUDA backward tables.
+#include "runtime/backward.hpp"
+#include "runtime/kernels_backward.hpp"
+
+namespace shardsynth::runtime {
+
+// One tensor operand, no params.
+Gradients input_gradient(Tensor dx);
+// Two tensor operands (matmul, add), in operand order.
+Gradients pair_gradients(PairGrads grads);
+// linear / conv1d: the operand, "weight", and "bias" when the forward had one.
+Gradients projection_gradients(ProjectionGrads grads);
+
+}  // namespace shardsynth::runtime
