@@ -1,12 +1,14 @@
 // Checks of the CUDA backend that need no GPU: it is registered and its
-// kernel table covers the CPU table. Built only with SHARDSYNTH_HAVE_CUDA.
+// kernel tables (forward and backward) cover the CPU tables. Built only with SHARDSYNTH_HAVE_CUDA.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
 #include "runtime/backend.hpp"
+#include "runtime/backward.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/cuda/cuda_backward.hpp"
 #include "runtime/cuda/cuda_kernels.hpp"
 #include "runtime/reference.hpp"
 
@@ -36,6 +38,26 @@ TEST_CASE("cuda_kernels_RunGemmAndElementwiseKindsOnTheGpu") {
     CAPTURE(kind);
     CHECK(on_gpu.count(kind) == 1);
   }
+}
+
+TEST_CASE("cuda_backward_kernels_CoverEveryReferenceKind") {
+  const auto& gpu = cuda::cuda_backward_kernels();
+  for (const auto& [kind, fn] : reference_backward_kernels()) {
+    CAPTURE(kind);
+    const auto it = gpu.find(kind);
+    REQUIRE(it != gpu.end());
+    CHECK(static_cast<bool>(it->second));
+  }
+  CHECK(gpu.size() == reference_backward_kernels().size());
+}
+
+TEST_CASE("cuda_backward_kernels_RunGemmAndElementwiseKindsOnTheGpu") {
+  const auto& on_gpu = cuda::gpu_backward_kernels();
+  for (const char* kind : {"linear", "conv1d", "matmul", "gelu", "gelu_tanh", "relu", "scale"}) {
+    CAPTURE(kind);
+    CHECK(on_gpu.count(kind) == 1);
+  }
+  CHECK(on_gpu.size() == 7);
 }
 
 }  // namespace
