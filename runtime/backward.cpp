@@ -13,18 +13,8 @@ namespace {
 std::map<std::string, BackwardFn> build_backward_kernels() {
   using C = const BackwardCall&;
   return {
-      {"linear",
-       [](C c) {
-         const KernelCall& f = c.forward;
-         return projection_gradients(
-             linear_backward(input(f, 0), param(f, "weight"), optional_param(f, "bias") != nullptr, c.grad_output));
-       }},
-      {"conv1d",
-       [](C c) {
-         const KernelCall& f = c.forward;
-         return projection_gradients(
-             conv1d_backward(input(f, 0), param(f, "weight"), optional_param(f, "bias") != nullptr, c.grad_output));
-       }},
+      {"linear", [](C c) { return projection_backward_call(c, linear_backward); }},
+      {"conv1d", [](C c) { return projection_backward_call(c, conv1d_backward); }},
       {"matmul", [](C c) { return pair_gradients(matmul_backward(input(c.forward, 0), input(c.forward, 1), c.grad_output)); }},
       {"embedding",
        [](C c) {

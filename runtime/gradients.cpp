@@ -24,4 +24,9 @@ Gradients projection_gradients(ProjectionGrads grads) {
   return g;
 }
 
+Gradients projection_backward_call(const BackwardCall& call, ProjectionVjp vjp) {
+  const KernelCall& f = call.forward;
+  return projection_gradients(vjp(input(f, 0), param(f, "weight"), optional_param(f, "bias") != nullptr, call.grad_output));
+}
+
 }  // namespace shardsynth::runtime

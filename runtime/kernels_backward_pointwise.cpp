@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/tensor.hpp"
+#include "runtime/kernels.hpp"
 #include "runtime/kernels_backward.hpp"
 
 namespace shardsynth::runtime {
@@ -151,17 +152,8 @@ Tensor scale_backward(const Tensor& dy, double divisor) {
 }
 
 Tensor causal_mask_backward(const Tensor& dy, int64_t q_offset, int64_t k_offset) {
-  if (dy.rank() < 2) throw std::invalid_argument("causal_mask backward: needs scores of rank >= 2");
-  const int64_t q = dy.shape[dy.rank() - 2], k = dy.shape.back();
-  const int64_t mats = q * k == 0 ? 0 : dy.numel() / (q * k);
   Tensor dx = dy;
-  for (int64_t m = 0; m < mats; ++m) {
-    for (int64_t i = 0; i < q; ++i) {
-      for (int64_t j = 0; j < k; ++j) {
-        if (k_offset + j > q_offset + i) dx.data[(m * q + i) * k + j] = 0.0f;
-      }
-    }
-  }
+  fill_above_causal_diagonal(dx, q_offset, k_offset, 0.0f);
   return dx;
 }
 

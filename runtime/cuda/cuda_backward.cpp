@@ -9,6 +9,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise_backward.hpp"
+#include "runtime/cuda/gpu_entries.hpp"
 #include "runtime/gradients.hpp"
 #include "runtime/kernel_attrs.hpp"
 #include "runtime/kernels.hpp"
@@ -58,6 +59,14 @@ ProjectionGrads projection_backward(const Tensor& x, const Tensor& weight, bool 
   gx.download(grads.x.data);
   gw.download(grads.weight.data);
   return grads;
+}
+
+ProjectionGrads device_linear_backward(const Tensor& x, const Tensor& weight, bool has_bias, const Tensor& dy) {
+  return projection_backward(x, weight, has_bias, dy, true);
+}
+
+ProjectionGrads device_conv1d_backward(const Tensor& x, const Tensor& weight, bool has_bias, const Tensor& dy) {
+  return projection_backward(x, weight, has_bias, dy, false);
 }
 
 PairGrads matmul_backward_on_gpu(const Tensor& a, const Tensor& b, const Tensor& dy) {
@@ -110,18 +119,8 @@ Tensor unary_backward(UnaryOp op, const char* kind, const Tensor& x, const Tenso
 std::map<std::string, BackwardFn> build_gpu_backward_kernels() {
   using C = const BackwardCall&;
   return {
-      {"linear",
-       [](C c) {
-         const KernelCall& f = c.forward;
-         return projection_gradients(projection_backward(input(f, 0), param(f, "weight"),
-                                                         optional_param(f, "bias") != nullptr, c.grad_output, true));
-       }},
-      {"conv1d",
-       [](C c) {
-         const KernelCall& f = c.forward;
-         return projection_gradients(projection_backward(input(f, 0), param(f, "weight"),
-                                                         optional_param(f, "bias") != nullptr, c.grad_output, false));
-       }},
+      {"linear", [](C c) { return projection_backward_call(c, device_linear_backward); }},
+      {"conv1d", [](C c) { return projection_backward_call(c, device_conv1d_backward); }},
       {"matmul",
        [](C c) { return pair_gradients(matmul_backward_on_gpu(input(c.forward, 0), input(c.forward, 1), c.grad_output)); }},
       {"gelu", [](C c) { return input_gradient(unary_backward(UnaryOp::gelu, "gelu", input(c.forward, 0), c.grad_output)); }},
@@ -148,11 +147,7 @@ const std::map<std::string, BackwardFn>& gpu_backward_kernels() {
 }
 
 const std::map<std::string, BackwardFn>& cuda_backward_kernels() {
-  static const std::map<std::string, BackwardFn> table = [] {
-    std::map<std::string, BackwardFn> t = reference_backward_kernels();  // CPU fallbacks
-    for (const auto& [kind, fn] : gpu_backward_kernels()) t[kind] = fn;
-    return t;
-  }();
+  static const auto table = with_gpu_entries(reference_backward_kernels(), gpu_backward_kernels());
   return table;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise.hpp"
+#include "runtime/cuda/gpu_entries.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime::cuda {
@@ -143,11 +144,7 @@ const std::map<std::string, KernelFn>& gpu_kernels() {
 }
 
 const std::map<std::string, KernelFn>& cuda_kernels() {
-  static const std::map<std::string, KernelFn> table = [] {
-    std::map<std::string, KernelFn> t = reference_kernels();  // CPU fallbacks
-    for (const auto& [kind, fn] : gpu_kernels()) t[kind] = fn;
-    return t;
-  }();
+  static const auto table = with_gpu_entries(reference_kernels(), gpu_kernels());
   return table;
 }
 
