@@ -59,6 +59,10 @@ Tensor scale(const Tensor& x, double divisor);
 // (k_offset + local col) exceeds its global query index (q_offset + local row)
 // becomes the lowest finite float, as Hugging Face's torch.finfo(dtype).min.
 Tensor causal_mask(const Tensor& x, int64_t q_offset = 0, int64_t k_offset = 0);
+// Sets to `value`, in place, every entry of scores [..., q, k] that the causal
+// mask hides (global key index above global query index, offsets as
+// causal_mask); causal_mask and its backward (kernels_backward.hpp) share it.
+void fill_above_causal_diagonal(Tensor& scores, int64_t q_offset, int64_t k_offset, float value);
 
 // --- layout (kernels_layout.cpp) ---
 
