@@ -40,6 +40,13 @@ std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_
     auto resolve = model.reshard_cost(result_type, result, output, mesh);
     if (!resolve) return std::nullopt;
     cost.resolve = *resolve;
+    if (mode == Mode::training) {
+      // The gradient of a resolved sum is the output's gradient, in the
+      // result's dims (free unless the resolution also moved dims).
+      auto back = model.reshard_cost(result_type, without_partial(output), without_partial(result), mesh);
+      if (!back) return std::nullopt;
+      cost.resolve += *back;
+    }
   }
   if (mode == Mode::training) {
     for (const auto& p : params) {
@@ -56,8 +63,21 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
                                  bool needs_grad, const ir::Mesh& mesh) {
   auto forward = model.reshard_cost(use.type, produced, use.spec, mesh);
   if (!forward || mode == Mode::inference || !needs_grad) return forward;
-  auto backward = model.reshard_cost(use.type, with_partial(use.spec, use.grad_partial), without_partial(produced), mesh);
+  // The gradient of an operand read as a partial sum is the same for every
+  // summand: its partial axes come back replicated. It is partial only on
+  // the axes the op contracted it over.
+  auto backward = model.reshard_cost(use.type, with_partial(without_partial(use.spec), use.grad_partial),
+                                     without_partial(produced), mesh);
   if (!backward) return std::nullopt;
+  return *forward + *backward;
+}
+
+std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
+                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh) {
+  if (mode == Mode::inference || stored == use) return 0;
+  auto forward = model.reshard_cost(type, stored, use, mesh);
+  auto backward = model.reshard_cost(type, use, stored, mesh);
+  if (!forward || !backward) return std::nullopt;
   return *forward + *backward;
 }
 

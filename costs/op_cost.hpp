@@ -21,7 +21,13 @@
 //    all-reduce over every axis on which the parameter is replicated while its
 //    op's data is sharded (data-parallel gradient sync);
 //  - resolving a partial result inside the op has a free backward (the
-//    gradient of a sum is the replicated gradient).
+//    gradient of a sum is the replicated gradient), unless the resolution
+//    also moved dims (a reduce-scatter): then the output's gradient is
+//    resharded back to the result's dims;
+//  - an operand read as a partial sum gets a gradient that is not partial on
+//    those axes (every summand's gradient is the output's);
+//  - a parameter tied to another (GPT-2's lm_head to wte) is priced by
+//    tied_param_cost: the update lives with the parameter it is tied to.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +72,14 @@ std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_
 // integer tensors). Returns nullopt when unreachable.
 std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Spec& produced, const OperandUse& use,
                                  bool needs_grad, const ir::Mesh& mesh);
+
+// Cost, per training step, of a parameter used in `use` that is tied to one
+// stored in `stored`: the updated parameter is resharded to the use's spec
+// before the forward pass, and the use's resolved gradient back to the
+// stored spec, where it joins the stored parameter's gradient. Inference
+// reads both from the same weights: 0. Returns nullopt when unreachable.
+std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
+                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh);
 
 // Bytes one device holds for a parameter: the shard, plus in training its
 // gradient (same dtype) and Adam's two fp32 moments.

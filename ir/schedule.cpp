@@ -51,6 +51,7 @@ nlohmann::json to_json(const Schedule& s) {
   return {{"format", "shardsynth.schedule/1"},
           {"mesh", s.mesh},
           {"cost_model", s.cost_model},
+          {"mode", s.mode},
           {"cost", s.cost},
           {"proven_optimal", s.proven_optimal},
           {"directives", std::move(directives)},
@@ -74,6 +75,11 @@ Schedule schedule_from_json(const nlohmann::json& j, const std::string& document
   s.mesh = field<std::vector<int64_t>>(j, "mesh", "the top level", document);
   s.cost_model = field<std::string>(j, "cost_model", "the top level", document);
   s.cost = field<int64_t>(j, "cost", "the top level", document);
+  // Files written before training plans ran have no mode: they were inference plans.
+  if (j.contains("mode")) s.mode = field<std::string>(j, "mode", "the top level", document);
+  if (s.mode != "inference" && s.mode != "training") {
+    throw InputError(document + ": unknown mode '" + s.mode + "' (known: inference, training)");
+  }
   s.proven_optimal = field<bool>(j, "proven_optimal", "the top level", document);
   const auto directives = field<std::vector<nlohmann::json>>(j, "directives", "the top level", document);
   for (std::size_t i = 0; i < directives.size(); ++i) {

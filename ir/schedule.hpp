@@ -40,6 +40,7 @@ struct TensorSpec {
 struct Schedule {
   std::vector<int64_t> mesh;             // mesh shape the plan is for
   std::string cost_model;                // cost model preset name
+  std::string mode = "inference";        // "inference" or "training": the step the plan was priced for
   int64_t cost = 0;                      // plan cost in the cost model's unit
   bool proven_optimal = false;           // whether the solver proved no cheaper plan exists
   std::vector<Directive> directives;     // in graph order

@@ -1,6 +1,7 @@
 #pragma once
 // Backends by name: the kernels that run ops on local shards and the
-// communicator that moves shards between ranks. "cpu" (plain kernels with
+// communicator that moves shards between ranks (and, for training, the
+// backward kernels of runtime/backward.hpp). "cpu" (plain kernels with
 // OpenBLAS, MPI) is always built; "cuda" (cuBLAS and CUDA kernels, NCCL
 // bootstrapped over MPI) when CMake found the CUDA toolkit and NCCL.
 #include <map>
@@ -9,15 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/backward.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/reference.hpp"
 
 namespace shardsynth::runtime {
 
 struct Backend {
-  std::string name;                                 // "cpu" or "cuda"
-  const std::map<std::string, KernelFn>* kernels;   // op kind -> kernel on local shards
-  std::unique_ptr<Communicator> comm;               // this rank's communicator on the mesh
+  std::string name;                                   // "cpu" or "cuda"
+  const std::map<std::string, KernelFn>* kernels;     // op kind -> kernel on local shards
+  const std::map<std::string, BackwardFn>* backward;  // op kind -> backward kernel on local shards
+  std::unique_ptr<Communicator> comm;                 // this rank's communicator on the mesh
 };
 
 // The backends this build has, in order.

@@ -59,6 +59,10 @@ Tensor scale(const Tensor& x, double divisor);
 // (k_offset + local col) exceeds its global query index (q_offset + local row)
 // becomes the lowest finite float, as Hugging Face's torch.finfo(dtype).min.
 Tensor causal_mask(const Tensor& x, int64_t q_offset = 0, int64_t k_offset = 0);
+// Sets to `value`, in place, every entry of scores [..., q, k] that the causal
+// mask hides (global key index above global query index, offsets as
+// causal_mask); causal_mask and its backward (kernels_backward.hpp) share it.
+void fill_above_causal_diagonal(Tensor& scores, int64_t q_offset, int64_t k_offset, float value);
 
 // Llama's RMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * weight[d].
 Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f);
@@ -68,8 +72,9 @@ Tensor silu(const Tensor& x);
 Tensor mul(const Tensor& a, const Tensor& b);
 // Rotary position embedding (Hugging Face's rotate_half form) on x[..., s, d]
 // with d even: element i < d/2 pairs with i + d/2, and at global position
-// p = s_offset + local row the pair turns by the angle p * theta^(-2i/d).
-Tensor rotary(const Tensor& x, double theta, int64_t s_offset = 0);
+// p = s_offset + local row the pair turns by the angle p * theta^(-2i/d)
+// (by its negative with `inverse`: the rotation's transpose, its backward).
+Tensor rotary(const Tensor& x, double theta, int64_t s_offset = 0, bool inverse = false);
 
 // --- layout (kernels_layout.cpp) ---
 

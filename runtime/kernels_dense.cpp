@@ -1,9 +1,8 @@
-#include <cblas.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
+#include "runtime/cpu_gemm.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime {
@@ -13,18 +12,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-// C[m, n] = A[m, k] . op(B) where op(B) is B[k, n] or, with `b_transposed`, B[n, k]^T.
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool b_transposed) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::fill(c, c + m * n, 0.0f);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
-              static_cast<int>(b_transposed ? k : n), 0.0f, c, static_cast<int>(n));
 }
 
 // Shared by linear and conv1d: x[..., k] times a [k, n] (or [n, k]^T) weight plus bias.
@@ -45,7 +32,7 @@ Tensor projection(const char* kind, const Tensor& x, const Tensor& weight, const
   Tensor out = zeros(out_shape);
   int64_t rows = 1;  // product of x's leading dims
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
-  gemm(x.data.data(), weight.data.data(), out.data.data(), rows, n, k, weight_out_in);
+  cpu_gemm(x.data.data(), false, weight.data.data(), weight_out_in, out.data.data(), rows, n, k);
   if (bias) {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n; ++j) out.data[r * n + j] += bias->data[j];
@@ -113,8 +100,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor out = zeros(plan.out_shape);
   const int64_t m = plan.m, k = plan.k, n = plan.n;
   for (std::size_t t = 0; t < plan.a_index.size(); ++t) {
-    gemm(a.data.data() + plan.a_index[t] * m * k, b.data.data() + plan.b_index[t] * k * n, out.data.data() + t * m * n, m,
-         n, k, false);
+    cpu_gemm(a.data.data() + plan.a_index[t] * m * k, false, b.data.data() + plan.b_index[t] * k * n, false,
+             out.data.data() + t * m * n, m, n, k);
   }
   return out;
 }

@@ -115,18 +115,22 @@ Tensor scale(const Tensor& x, double divisor) {
   return map(x, [d](float v) { return v / d; });
 }
 
-Tensor causal_mask(const Tensor& x, int64_t q_offset, int64_t k_offset) {
-  if (x.rank() < 2) throw std::invalid_argument("causal_mask: needs scores of rank >= 2");
-  const int64_t q = x.shape[x.rank() - 2], k = x.shape.back();
-  const int64_t mats = q * k == 0 ? 0 : x.numel() / (q * k);
-  Tensor out = x;
+void fill_above_causal_diagonal(Tensor& scores, int64_t q_offset, int64_t k_offset, float value) {
+  if (scores.rank() < 2) throw std::invalid_argument("causal_mask: needs scores of rank >= 2");
+  const int64_t q = scores.shape[scores.rank() - 2], k = scores.shape.back();
+  const int64_t mats = q * k == 0 ? 0 : scores.numel() / (q * k);
   for (int64_t m = 0; m < mats; ++m) {
     for (int64_t i = 0; i < q; ++i) {
       for (int64_t j = 0; j < k; ++j) {
-        if (k_offset + j > q_offset + i) out.data[(m * q + i) * k + j] = std::numeric_limits<float>::lowest();
+        if (k_offset + j > q_offset + i) scores.data[(m * q + i) * k + j] = value;
       }
     }
   }
+}
+
+Tensor causal_mask(const Tensor& x, int64_t q_offset, int64_t k_offset) {
+  Tensor out = x;
+  fill_above_causal_diagonal(out, q_offset, k_offset, std::numeric_limits<float>::lowest());
   return out;
 }
 
@@ -155,7 +159,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor rotary(const Tensor& x, double theta, int64_t s_offset) {
+Tensor rotary(const Tensor& x, double theta, int64_t s_offset, bool inverse) {
   if (x.rank() < 2) throw std::invalid_argument("rotary: needs a tensor of rank >= 2");
   const int64_t s = x.shape[x.rank() - 2], d = x.shape.back();
   if (d % 2 != 0) throw std::invalid_argument("rotary: head dim " + std::to_string(d) + " is odd");
@@ -167,7 +171,7 @@ Tensor rotary(const Tensor& x, double theta, int64_t s_offset) {
     for (int64_t r = 0; r < s; ++r) {
       const float angle = static_cast<float>(s_offset + r) * inv_freq;
       cos_table[r * half + i] = std::cos(angle);
-      sin_table[r * half + i] = std::sin(angle);
+      sin_table[r * half + i] = inverse ? -std::sin(angle) : std::sin(angle);
     }
   }
   Tensor out = x;

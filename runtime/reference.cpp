@@ -7,33 +7,11 @@
 
 #include "ir/op_table.hpp"
 #include "runtime/init.hpp"
+#include "runtime/kernel_attrs.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime {
 namespace {
-
-const std::vector<int64_t>& attr_list(const KernelCall& call, const std::string& name, std::size_t min_size = 1) {
-  const auto it = call.node.attrs.find(name);
-  if (it == call.node.attrs.end() || it->second.size() < min_size) {
-    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks attribute '" + name + "'");
-  }
-  return it->second;
-}
-
-// Value `i` of integer attribute `name`.
-int64_t attr(const KernelCall& call, const std::string& name, std::size_t i = 0) {
-  return attr_list(call, name, i + 1)[i];
-}
-
-// Real attribute `name`; throws when absent.
-double real_attr(const KernelCall& call, const std::string& name) {
-  const auto it = call.node.real_attrs.find(name);
-  if (it == call.node.real_attrs.end()) {
-    throw std::invalid_argument("node '" + call.node.name + "' (" + call.node.kind + ") lacks real attribute '" + name +
-                                "'");
-  }
-  return it->second;
-}
 
 std::map<std::string, KernelFn> build_kernels() {
   using C = const KernelCall&;
@@ -41,8 +19,7 @@ std::map<std::string, KernelFn> build_kernels() {
       {"linear", [](C c) { return linear(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
       {"conv1d", [](C c) { return conv1d(input(c, 0), param(c, "weight"), optional_param(c, "bias")); }},
       {"matmul", [](C c) { return matmul(input(c, 0), input(c, 1)); }},
-      {"embedding",
-       [](C c) { return embedding(input(c, 0), param(c, "weight"), c.weight_offsets.empty() ? 0 : c.weight_offsets[0]); }},
+      {"embedding", [](C c) { return embedding(input(c, 0), param(c, "weight"), embedding_offset(c)); }},
       {"layernorm", [](C c) { return layernorm(input(c, 0), param(c, "weight"), param(c, "bias")); }},
       {"softmax", [](C c) { return softmax(input(c, 0)); }},
       {"gelu", [](C c) { return gelu(input(c, 0)); }},
@@ -50,30 +27,23 @@ std::map<std::string, KernelFn> build_kernels() {
       {"relu", [](C c) { return relu(input(c, 0)); }},
       {"dropout", [](C c) { return dropout(input(c, 0)); }},
       {"add", [](C c) { return add(input(c, 0), input(c, 1)); }},
-      {"scale",
-       [](C c) {
-         return scale(input(c, 0), real_attr(c, "divisor"));
-       }},
+      {"scale", [](C c) { return scale(input(c, 0), real_attr(c, "divisor")); }},
       {"causal_mask",
        [](C c) {
-         const auto& o = c.in_offsets;
-         return o.size() < 2 ? causal_mask(input(c, 0)) : causal_mask(input(c, 0), o[o.size() - 2], o[o.size() - 1]);
+         const auto [q_offset, k_offset] = causal_offsets(c);
+         return causal_mask(input(c, 0), q_offset, k_offset);
        }},
       {"rms_norm", [](C c) { return rms_norm(input(c, 0), param(c, "weight"), static_cast<float>(real_attr(c, "eps"))); }},
       {"silu", [](C c) { return silu(input(c, 0)); }},
       {"mul", [](C c) { return mul(input(c, 0), input(c, 1)); }},
-      {"rotary",
-       [](C c) {
-         const auto& o = c.in_offsets;
-         return rotary(input(c, 0), real_attr(c, "theta"), o.size() < 2 ? 0 : o[o.size() - 2]);
-       }},
+      {"rotary", [](C c) { return rotary(input(c, 0), real_attr(c, "theta"), seq_offset(c)); }},
       {"repeat_kv",
        [](C c) {
-         const auto& shape = c.out_shape.empty() ? c.node.type.shape : c.out_shape;
+         const auto& shape = view_shape(c);
          if (shape.size() < 3) throw std::invalid_argument("node '" + c.node.name + "' (repeat_kv) has rank below 3");
          return repeat_kv(input(c, 0), shape[shape.size() - 3]);
        }},
-      {"view", [](C c) { return view(input(c, 0), c.out_shape.empty() ? c.node.type.shape : c.out_shape); }},
+      {"view", [](C c) { return view(input(c, 0), view_shape(c)); }},
       {"permute", [](C c) { return permute(input(c, 0), attr_list(c, "dims")); }},
       {"transpose", [](C c) { return transpose(input(c, 0), attr(c, "dims", 0), attr(c, "dims", 1)); }},
       {"split",
@@ -117,7 +87,6 @@ const Tensor& param(const KernelCall& call, const std::string& name) {
   return *p;
 }
 
-// Integer-list attribute `name` with at least `min_size` values; throws when absent or short.
 int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v) { return vocab_limit(graph, v); }
 
 const std::map<std::string, KernelFn>& reference_kernels() {

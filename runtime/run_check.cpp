@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace shardsynth::runtime {
 
@@ -15,6 +16,21 @@ std::vector<ByteCount> byte_counts(const RunResult& result) {
                     predicted == result.predicted.end() ? 0 : predicted->second});
   }
   return rows;
+}
+
+bool print_byte_table(const RunResult& result) {
+  std::printf("%-16s %20s %20s\n", "collective", "bytes sent (rank 0)", "cost model");
+  int64_t sent_total = 0, predicted_total = 0;
+  bool same = true;
+  for (const ByteCount& row : byte_counts(result)) {
+    sent_total += row.sent;
+    predicted_total += row.predicted;
+    std::printf("%-16s %20lld %20lld%s\n", costs::collective_name(row.kind).c_str(), static_cast<long long>(row.sent),
+                static_cast<long long>(row.predicted), row.sent == row.predicted ? "" : "  MISMATCH");
+    same = same && row.sent == row.predicted;
+  }
+  std::printf("%-16s %20lld %20lld\n", "total", static_cast<long long>(sent_total), static_cast<long long>(predicted_total));
+  return same;
 }
 
 OutputComparison compare_output(const Tensor& expected, const Tensor& actual, double tolerance) {

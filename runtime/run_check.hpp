@@ -27,6 +27,11 @@ struct ByteCount {
 // with the run's sent and predicted bytes, 0 where the kind never ran.
 std::vector<ByteCount> byte_counts(const RunResult& result);
 
+// Prints (stdout) the byte table: one row per kind of byte_counts(result)
+// with MISMATCH where sent and predicted differ, then the totals. Returns
+// whether every row agrees.
+bool print_byte_table(const RunResult& result);
+
 struct OutputComparison {
   bool same_shape = false;  // whether the shapes agree (the errors are 0 otherwise)
   double max_abs = 0;       // largest absolute elementwise error

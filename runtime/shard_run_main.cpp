@@ -39,6 +39,7 @@
 #include "runtime/safetensors.hpp"
 #include "runtime/shard_run_plan.hpp"
 #include "runtime/shard_run_staged.hpp"
+#include "runtime/shard_run_train.hpp"
 
 namespace {
 
@@ -56,6 +57,11 @@ struct Flags {
   runtime::PlanFlags plan;     // --mesh, --stages, --stage-balance, --cost-model: plan stages in-process
   bool planning_options = false;  // whether --mesh, --stage-balance or --cost-model was given
   ir::ModelFlags model;        // model subcommand flags
+  bool train = false;          // --train: run forward, backward and the optimizer step
+  int steps = 1;               // --steps: optimizer steps of a training run
+  double lr = 1e-3;            // --lr: learning rate of a training run
+  std::string optimizer = "adam";  // --optimizer: sgd or adam
+  bool training_options = false;   // whether --steps, --lr or --optimizer was given
 };
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -168,6 +174,8 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   if (flags.plan.stages == 0 && flags.planning_options) {
     throw ir::InputError("--mesh, --stage-balance and --cost-model need --stages: a schedule file carries its own plan");
   }
+  if (flags.training_options && !flags.train) throw ir::InputError("--steps, --lr and --optimizer need --train");
+  if (flags.train && flags.plan.stages != 0) throw ir::InputError("--train runs intra-op schedules; --stages plans a staged one");
   if (flags.plan.stages != 0) {
     if (flags.plan.stages < 1) throw ir::InputError("--stages " + std::to_string(flags.plan.stages) + ": must be at least 1");
     runtime::PlanFlags plan = flags.plan;
@@ -178,6 +186,7 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   }
   const nlohmann::json json = read_schedule_json(flags.schedule_path);
   if (is_staged(json)) {
+    if (flags.train) throw ir::InputError("--train runs intra-op schedules; " + flags.schedule_path + " is staged");
     int status = run_staged(flags, model_name, graph, ir::staged_schedule_from_json(json));
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
@@ -187,6 +196,8 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
                          " needs a staged schedule; " + flags.schedule_path + " is an intra-op schedule");
   }
   const ir::Schedule schedule = ir::schedule_from_json(json, flags.schedule_path);
+  runtime::TrainOptions train_options{flags.steps, flags.lr, runtime::parse_optimizer(flags.optimizer)};
+  if (flags.train) runtime::validate_training(schedule, train_options);
   std::string shape_text;
   for (int64_t e : schedule.mesh) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(e);
   const ir::Mesh mesh = ir::parse_mesh(shape_text);
@@ -198,6 +209,14 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
                                                : load_inputs(graph, flags.input_path);
 
   runtime::Backend backend = runtime::make_backend(flags.backend, mesh.shape);
+  if (flags.train) {
+    const runtime::TrainCommand command{
+        model_name, flags.backend, flags.check, flags.output_path,
+        {flags.seed, backend.kernels, &runtime::reference_backward_kernels(), params, inputs, train_options}};
+    int status = runtime::run_train_command(graph, mesh, schedule, *backend.comm, command);
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+  }
   runtime::RunResult result;
   try {
     result = runtime::run_sharded(graph, mesh, schedule, *backend.comm, flags.seed, *backend.kernels, params, inputs);
@@ -208,16 +227,7 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   if (rank == 0) {
     std::printf("shard-run: %s on mesh %s (%lld ranks), backend %s\n", model_name.c_str(), shape_text.c_str(),
                 static_cast<long long>(mesh.num_devices()), flags.backend.c_str());
-    std::printf("%-16s %20s %20s\n", "collective", "bytes sent (rank 0)", "cost model");
-    int64_t sent_total = 0, predicted_total = 0;
-    for (const runtime::ByteCount& row : runtime::byte_counts(result)) {
-      sent_total += row.sent;
-      predicted_total += row.predicted;
-      std::printf("%-16s %20lld %20lld%s\n", costs::collective_name(row.kind).c_str(), static_cast<long long>(row.sent),
-                  static_cast<long long>(row.predicted), row.sent == row.predicted ? "" : "  MISMATCH");
-      if (row.sent != row.predicted) status = 1;
-    }
-    std::printf("%-16s %20lld %20lld\n", "total", static_cast<long long>(sent_total), static_cast<long long>(predicted_total));
+    if (!runtime::print_byte_table(result)) status = 1;
     if (!flags.output_path.empty()) {
       std::string output_name = "output";
       for (ir::Vertex v : graph.topological_order()) {
@@ -285,6 +295,12 @@ int main(int argc, char** argv) {
   app.add_option("--input", flags.input_path, "safetensors file of graph inputs by placeholder name (input_ids)");
   app.add_option("--output", flags.output_path, "safetensors file rank 0 writes the graph output to");
   app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
+  app.add_flag("--train", flags.train,
+               "train with a training plan: forward, loss, backward, gradient syncs and the optimizer step");
+  app.add_option("--steps", flags.steps, "with --train: optimizer steps, each on the same batch")->capture_default_str();
+  app.add_option("--lr", flags.lr, "with --train: learning rate")->capture_default_str();
+  app.add_option("--optimizer", flags.optimizer, "with --train: sgd or adam (torch.optim.Adam's defaults)")
+      ->capture_default_str();
   app.set_version_flag("--version", version, "print the version and the git commit of this build");
   app.fallthrough();  // before the subcommands, which inherit it: options may follow the model
   ir::add_model_subcommands(app, flags.model);
@@ -293,6 +309,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     flags.planning_options = app.count("--mesh") + app.count("--stage-balance") + app.count("--cost-model") > 0;
+    flags.training_options = app.count("--steps") + app.count("--lr") + app.count("--optimizer") > 0;
     code = run(flags, app.get_subcommands().front()->get_name(), rank);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {

@@ -1,6 +1,9 @@
 #include "synth/lowering.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
@@ -35,7 +38,46 @@ std::vector<int> grad_partial_axes(const std::vector<ir::DimFactors>& operand,
   return axes;
 }
 
+// One problem edge per parameter tied to another, from the node storing it
+// to the node using it: the use reads the stored parameter resharded and
+// sends its gradient back (costs::tied_param_cost).
+void add_tied_edges(Lowered& out, const costs::CostModel& model) {
+  const ir::Graph& graph = out.graph;
+  std::map<std::string, std::pair<ir::Vertex, int>> stored;  // full parameter name -> (node, param index)
+  for (ir::Vertex v : out.order) {
+    const ir::Node& node = graph.node(v);
+    for (std::size_t p = 0; p < node.params.size(); ++p) {
+      if (node.params[p].tied_to.empty()) stored[node.name + "." + node.params[p].name] = {v, static_cast<int>(p)};
+    }
+  }
+  for (ir::Vertex v : out.order) {
+    const ir::Node& node = graph.node(v);
+    for (std::size_t p = 0; p < node.params.size(); ++p) {
+      const auto it = stored.find(node.params[p].tied_to);
+      if (it == stored.end()) continue;
+      const auto [u, q] = it->second;
+      const int from = out.owner[u];
+      const int to = out.owner[v];
+      ProblemEdge edge{from, to, {}};
+      for (std::size_t a = 0; a < out.nodes[from].strategies.size(); ++a) {
+        for (std::size_t b = 0; b < out.nodes[to].strategies.size(); ++b) {
+          edge.costs.push_back(costs::tied_param_cost(model, out.options.mode, node.params[p].type, param_spec(out, u, q, a),
+                                                      param_spec(out, v, static_cast<int>(p), b), out.mesh)
+                                   .value_or(kForbidden));
+        }
+      }
+      out.problem.edges.push_back(std::move(edge));
+      out.tied.push_back({u, q, v, static_cast<int>(p)});
+    }
+  }
+}
+
 }  // namespace
+
+const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy) {
+  const StrategyInfo& info = lowered.nodes[lowered.owner[v]].strategies[strategy];
+  return info.operands[info.operands.size() - lowered.graph.node(v).params.size() + param];
+}
 
 std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered) {
   std::vector<std::vector<int>> into(lowered.graph.size());
@@ -50,7 +92,7 @@ const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment
 
 Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options) {
   const ir::SpecSpace space = model.spec_space(mesh);
-  Lowered out{graph, mesh, graph.topological_order(), {}, {}, {}, std::vector<int>(graph.size(), -1), options};
+  Lowered out{graph, mesh, graph.topological_order(), {}, {}, {}, {}, std::vector<int>(graph.size(), -1), options};
   Problem& problem = out.problem;
   problem.usage_limit = options.memory_budget;
   const costs::Mode mode = options.mode;
@@ -164,6 +206,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     add_node(v, NodeRole::op, std::move(strategies));
     add_operand_edges(v);
   }
+  if (mode == costs::Mode::training) add_tied_edges(out, model);
   return out;
 }
 

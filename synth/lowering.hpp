@@ -63,13 +63,23 @@ struct EdgeLabel {
   int operand = 0;          // operand index at the consumer
 };
 
+// A problem edge between a parameter's stored node and a node using it
+// tied (training only): it prices costs::tied_param_cost.
+struct TiedEdgeLabel {
+  ir::Vertex stored = 0;  // graph node that holds the parameter (wte)
+  int stored_param = 0;   // index of the parameter in that node's params
+  ir::Vertex use = 0;     // graph node whose parameter is tied to it (lm_head)
+  int use_param = 0;      // index of the tied parameter in the use's params
+};
+
 struct Lowered {
   ir::Graph graph;                    // the graph lowered (copied, so the result stands alone)
   ir::Mesh mesh;                      // the mesh
   std::vector<ir::Vertex> order;      // graph nodes in topological order
   Problem problem;                    // the plain problem
   std::vector<NodeLabel> nodes;       // parallel to problem.nodes
-  std::vector<EdgeLabel> edges;       // parallel to problem.edges
+  std::vector<EdgeLabel> edges;       // parallel to the first edges.size() problem edges (operand edges)
+  std::vector<TiedEdgeLabel> tied;    // parallel to the problem edges after them (tied parameters, training)
   std::vector<int> owner;             // per graph vertex: problem node deciding its output spec
   LowerOptions options;               // how it was lowered
 };
@@ -77,6 +87,10 @@ struct Lowered {
 // Throws ir::InputError naming the node when an op has no legal sharding.
 Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
               const LowerOptions& options = {});
+
+// The spec in which strategy `strategy` of the node owning graph node v reads
+// v's parameter `param` (an index into the node's params).
+const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy);
 
 // Problem edge indices per consuming graph vertex, in operand order.
 std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered);

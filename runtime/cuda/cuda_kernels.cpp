@@ -1,43 +1,19 @@
 #include "runtime/cuda/cuda_kernels.hpp"
 
-#include <cublas_v2.h>
-
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cublas_gemm.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise.hpp"
+#include "runtime/cuda/gpu_entries.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime::cuda {
 namespace {
-
-// This thread's cuBLAS handle on the current device, created on first use.
-cublasHandle_t blas() {
-  struct Handle {
-    cublasHandle_t h = nullptr;  // the handle, created in the constructor
-    Handle() { SHARDSYNTH_CUBLAS_CHECK(cublasCreate(&h)); }
-    ~Handle() { cublasDestroy(h); }
-  };
-  thread_local Handle handle;
-  return handle.h;
-}
-
-int to_int(int64_t v) {
-  if (v > std::numeric_limits<int>::max()) throw std::length_error("cuBLAS dimension above 2^31");
-  return static_cast<int>(v);
-}
-
-void device_gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool b_transposed) {
-  const float alpha = 1.0f, beta = 0.0f;
-  SHARDSYNTH_CUBLAS_CHECK(cublasSgemm(blas(), b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, to_int(n),
-                                      to_int(m), to_int(k), &alpha, b, to_int(b_transposed ? k : n), a, to_int(k),
-                                      &beta, c, to_int(n)));
-}
 
 // linear / conv1d (runtime/kernels.hpp): x[..., k] times a [k, n] weight, or
 // with `weight_out_in` an [n, k] one transposed, plus bias[n].
@@ -56,7 +32,7 @@ Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, boo
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
   if (rows == 0 || n == 0) return out;
   DeviceBuffer dx(x.data), dw(weight.data), dout(out.data);  // dout starts at zero
-  if (k > 0) device_gemm(dx.data(), dw.data(), dout.data(), rows, n, k, weight_out_in);
+  if (k > 0) device_gemm(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k);
   if (bias) {
     DeviceBuffer db(bias->data);
     SHARDSYNTH_CUDA_CHECK(launch_add_bias(dout.data(), db.data(), rows, n));
@@ -75,24 +51,14 @@ Tensor device_matmul(const Tensor& a, const Tensor& b) {
   const int64_t batches = static_cast<int64_t>(a_index.size());
   Tensor out = zeros(plan.out_shape);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return out;
-  // A regular stride (index t * stride for every t, stride 0 = broadcast)?
-  auto stride_of = [batches](const std::vector<int64_t>& index) -> int64_t {
-    const int64_t stride = batches > 1 ? index[1] : 0;
-    for (int64_t t = 0; t < batches; ++t) {
-      if (index[t] != t * stride) return -1;
-    }
-    return stride;
-  };
-  const int64_t sa = stride_of(a_index), sb = stride_of(b_index);
+  const int64_t sa = regular_stride(a_index), sb = regular_stride(b_index);
   DeviceBuffer da(a.data), db(b.data), dout(out.data.size());
-  const float alpha = 1.0f, beta = 0.0f;
   if (sa >= 0 && sb >= 0) {
-    SHARDSYNTH_CUBLAS_CHECK(cublasSgemmStridedBatched(blas(), CUBLAS_OP_N, CUBLAS_OP_N, to_int(n), to_int(m), to_int(k),
-                                                      &alpha, db.data(), to_int(n), sb * k * n, da.data(), to_int(k),
-                                                      sa * m * k, &beta, dout.data(), to_int(n), m * n, to_int(batches)));
+    device_gemm_batched(da.data(), false, sa * m * k, db.data(), false, sb * k * n, dout.data(), m * n, m, n, k, batches);
   } else {
     for (int64_t t = 0; t < batches; ++t) {
-      device_gemm(da.data() + a_index[t] * m * k, db.data() + b_index[t] * k * n, dout.data() + t * m * n, m, n, k, false);
+      device_gemm(da.data() + a_index[t] * m * k, false, db.data() + b_index[t] * k * n, false, dout.data() + t * m * n,
+                  m, n, k);
     }
   }
   dout.download(out.data);
@@ -183,11 +149,7 @@ const std::map<std::string, KernelFn>& gpu_kernels() {
 }
 
 const std::map<std::string, KernelFn>& cuda_kernels() {
-  static const std::map<std::string, KernelFn> table = [] {
-    std::map<std::string, KernelFn> t = reference_kernels();  // CPU fallbacks
-    for (const auto& [kind, fn] : gpu_kernels()) t[kind] = fn;
-    return t;
-  }();
+  static const auto table = with_gpu_entries(reference_kernels(), gpu_kernels());
   return table;
 }
 

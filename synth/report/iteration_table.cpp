@@ -73,6 +73,18 @@ std::vector<IterationRow> iteration_rows(const Lowered& lowered, const Assignmen
     rows.push_back({node.name, in_spec, ir::to_string(s.output, mesh_rank), problem.nodes[n].costs[a[n]]});
     for (int e : edges_into[v]) operand_row(e, "|-" + graph.node(lowered.edges[e].producer).name);
   }
+  // Tied parameters (training): the stored spec, the use's spec, and the
+  // per-step resharding of the parameter and its gradient between them.
+  for (std::size_t t = 0; t < lowered.tied.size(); ++t) {
+    const TiedEdgeLabel& tie = lowered.tied[t];
+    const ir::Node& use = graph.node(tie.use);
+    const int stored = lowered.owner[tie.stored];
+    const int user = lowered.owner[tie.use];
+    rows.push_back({use.name + "." + use.params[tie.use_param].name + " (tied)",
+                    ir::to_string(param_spec(lowered, tie.stored, tie.stored_param, a[stored]), mesh_rank),
+                    ir::to_string(param_spec(lowered, tie.use, tie.use_param, a[user]), mesh_rank),
+                    edge_cost(problem, problem.edges[lowered.edges.size() + t], a)});
+  }
   return rows;
 }
 

@@ -85,9 +85,11 @@ TEST_CASE("op_cost_ResolvesPartialResultWhenOutputDiffers") {
     CHECK(cost->resolve == kAllReduce8);
     CHECK(cost->total() == cost->compute + kAllReduce8);
     // Reduce-scatter instead: 7000 + 7/8 * 4 MiB / 200.
+    // In training the output's gradient (SR) is all-gathered back to the
+    // result's dims (RR), at the same price.
     cost = op_cost(model, mode, 1e12, 8, kSquare, spec("RR+P", mesh), spec("SR", mesh), {}, mesh);
     REQUIRE(cost.has_value());
-    CHECK(cost->resolve == kAllGather8);
+    CHECK(cost->resolve == (mode == Mode::training ? 2 : 1) * kAllGather8);
     // Same spec: nothing to resolve (alpha-beta hands partial results on).
     cost = op_cost(model, mode, 1e12, 8, kSquare, spec("RR+P", mesh), spec("RR+P", mesh), {}, mesh);
     REQUIRE(cost.has_value());
@@ -166,6 +168,23 @@ TEST_CASE("edge_cost_TrainingAddsBackwardResharding") {
   // reduce-scatter RR+P -> RS (7000 + 7/8 * 4 MiB / 200, the all-gather's price).
   CHECK(edge(Mode::training, "RS", use("RR", mesh, {0}), true, mesh) == kAllGather8 + kAllGather8);
   CHECK(edge(Mode::training, "RR", use("RR+P", mesh), true, mesh) == std::nullopt);
+  // A partial sum read as is (a scale of it): every summand's gradient is the
+  // output's, replicated, so nothing goes back. (Before, the backward was
+  // priced as an all-reduce of a partial gradient that no run sends.)
+  CHECK(edge(Mode::training, "RR+P", use("RR+P", mesh), true, mesh) == 0);
+}
+
+TEST_CASE("tied_param_cost_ReshardsTheParameterAndItsGradient") {
+  const AlphaBetaCostModel model;
+  const ir::Mesh mesh = ir::parse_mesh("8");
+  // Inference reads both uses from the same weights.
+  CHECK(tied_param_cost(model, Mode::inference, kSquare, spec("SR", mesh), spec("RR", mesh), mesh) == 0);
+  // Same spec: the use reads the stored shard itself.
+  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("SR", mesh), mesh) == 0);
+  // Stored SR, used RR: all-gather the parameter, slice the gradient back.
+  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RR", mesh), mesh) == kAllGather8);
+  // Stored SR, used RS: an all-to-all each way.
+  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RS", mesh), mesh) == 2 * kAllToAll8);
 }
 
 TEST_CASE("edge_cost_NoGradientSkipsBackward") {

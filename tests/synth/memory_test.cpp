@@ -154,6 +154,40 @@ TEST_CASE("lower_Gpt2BlockUsageHandComputed") {
   }
 }
 
+TEST_CASE("lower_TiedParameterEdgeInTrainingOnly") {
+  const ir::Graph graph = small_gpt2();
+  const ir::Mesh mesh = ir::parse_mesh("2");
+  const auto model = costs::make_cost_model("alpha-beta");
+  const Lowered inference = lower(graph, mesh, *model, synth_options(Mode::inference, std::nullopt).lower);
+  CHECK(inference.tied.empty());
+  CHECK(inference.problem.edges.size() == inference.edges.size());
+  const Lowered training = lower(graph, mesh, *model, synth_options(Mode::training, std::nullopt).lower);
+  REQUIRE(training.tied.size() == 1);
+  REQUIRE(training.problem.edges.size() == training.edges.size() + 1);
+  const TiedEdgeLabel& tie = training.tied[0];
+  CHECK(training.graph.node(tie.stored).name == "wte");
+  CHECK(training.graph.node(tie.use).name == "lm_head");
+  const ProblemEdge& edge = training.problem.edges.back();
+  const int wte = node_of(training, "wte");
+  const int head = node_of(training, "lm_head");
+  CHECK(edge.from == wte);
+  CHECK(edge.to == head);
+  // Every entry is the tied cost of the two specs: free where they agree.
+  const ir::TensorType table{{128, 64}, ir::DType::float32};
+  int free = 0;
+  for (int a = 0; a < training.problem.nodes[wte].size(); ++a) {
+    for (int b = 0; b < training.problem.nodes[head].size(); ++b) {
+      const ir::Spec& stored = param_spec(training, tie.stored, tie.stored_param, a);
+      const ir::Spec& use = param_spec(training, tie.use, tie.use_param, b);
+      const int64_t want = *costs::tied_param_cost(*model, Mode::training, table, stored, use, mesh);
+      CHECK(edge.costs[a * training.problem.nodes[head].size() + b] == want);
+      free += stored == use;
+      if (stored != use) CHECK(want > 0);
+    }
+  }
+  CHECK(free > 0);
+}
+
 TEST_CASE("synthesize_MemoryBudgetIsRespected") {
   const ir::Graph graph = ir::build_mlp({4, 8, 16, 32, ir::DType::float32});
   const ir::Mesh mesh = ir::parse_mesh("4");

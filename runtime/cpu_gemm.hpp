@@ -1,0 +1,14 @@
+#pragma once
+// The one OpenBLAS GEMM call of the CPU kernels (forward, kernels_dense.cpp,
+// and backward, kernels_backward_dense.cpp), on row-major fp32 matrices.
+#include <cstdint>
+
+namespace shardsynth::runtime {
+
+// C[m, n] = op(A) . op(B) + beta C, where op(A) is A[m, k] or, with
+// `a_transposed`, A[k, m]^T, and op(B) is B[k, n] or, with `b_transposed`,
+// B[n, k]^T. With k == 0 the product is zero (C becomes beta C).
+void cpu_gemm(const float* a, bool a_transposed, const float* b, bool b_transposed, float* c, int64_t m, int64_t n,
+              int64_t k, float beta = 0.0f);
+
+}  // namespace shardsynth::runtime

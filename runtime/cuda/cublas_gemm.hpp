@@ -1,0 +1,35 @@
+#pragma once
+// The cuBLAS GEMMs of the CUDA kernel tables (forward, cuda_kernels.cpp;
+// backward, cuda_backward.cpp) on row-major fp32 device matrices, with the
+// per-thread handle they share. Every call is checked (cuda_check.hpp).
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace shardsynth::runtime::cuda {
+
+// This thread's cuBLAS handle on the current device, created on first use.
+cublasHandle_t blas();
+
+// `v` as a cuBLAS int; throws std::length_error above 2^31 - 1.
+int to_int(int64_t v);
+
+// C[m, n] = op(A) . op(B) + beta C on device memory, where op(A) is A[m, k]
+// or, with `a_transposed`, A[k, m]^T, and op(B) is B[k, n] or, with
+// `b_transposed`, B[n, k]^T (runtime/cpu_gemm.hpp's contract). m, n, k > 0.
+void device_gemm(const float* a, bool a_transposed, const float* b, bool b_transposed, float* c, int64_t m, int64_t n,
+                 int64_t k, float beta = 0.0f);
+
+// `batches` products as device_gemm, matrix t reading a + t * a_stride and
+// b + t * b_stride (elements; 0 = the same matrix for every t) and writing
+// c + t * c_stride. m, n, k, batches > 0.
+void device_gemm_batched(const float* a, bool a_transposed, int64_t a_stride, const float* b, bool b_transposed,
+                         int64_t b_stride, float* c, int64_t c_stride, int64_t m, int64_t n, int64_t k,
+                         int64_t batches, float beta = 0.0f);
+
+// The matrix stride s with index[t] == t * s for every t (0 when every t reads
+// matrix 0), or -1 when the indices of a MatmulPlan are not so regular.
+int64_t regular_stride(const std::vector<int64_t>& index);
+
+}  // namespace shardsynth::runtime::cuda

@@ -1,0 +1,258 @@
+#include "runtime/forward_pass.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "costs/alpha_beta_cost_model.hpp"
+#include "ir/op_table.hpp"
+#include "runtime/init.hpp"
+#include "runtime/reshard.hpp"
+
+namespace shardsynth::runtime {
+
+Tensor PricedResharder::move(const Tensor& local, const ir::TensorType& type, const ir::Spec& from, const ir::Spec& to) {
+  if (from == to) return local;
+  const auto plan = costs::plan_resharding(from, to, mesh_);
+  if (!plan) {
+    throw std::invalid_argument("schedule: cannot reshard " + ir::to_string(from, mesh_.rank()) + " to " +
+                                ir::to_string(to, mesh_.rank()));
+  }
+  ir::Spec current = from;
+  for (const auto& s : *plan) {
+    if (s.kind != costs::CollectiveKind::slice && mesh_.shape[s.mesh_axis] > 1) {
+      predicted_[s.kind] += costs::ring_bytes_sent(s, type, current, mesh_);
+    }
+    current = costs::apply(s, current);
+  }
+  return reshard(local, from, to, mesh_, comm_, type.dtype);
+}
+
+const ir::Spec& PlanSpecs::of(const std::string& name) const {
+  auto it = specs.find(name);
+  if (it == specs.end()) throw std::invalid_argument("schedule: no spec for tensor '" + name + "'");
+  return it->second;
+}
+
+ir::Spec PlanSpecs::result_of(const std::string& name) const {
+  const ir::Spec& output = of(name);
+  ir::Spec result = output;
+  if (auto it = post.find(name); it != post.end()) {
+    for (const auto& [from, to] : it->second) {
+      if (to == output && !from.partial.empty()) result = from;
+    }
+  }
+  return result;
+}
+
+PlanSpecs parse_plan(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule) {
+  PlanSpecs plan;
+  for (const auto& t : schedule.specs) plan.specs[t.tensor] = ir::parse_spec(t.spec, mesh.rank());
+  for (const auto& d : schedule.directives) {
+    if (d.kind != ir::DirectiveKind::sync) continue;
+    if (!graph.find(d.node)) throw std::invalid_argument("schedule: sync on unknown node '" + d.node + "'");
+    const auto arrow = d.sync_op.find("->");
+    if (arrow == std::string::npos) throw std::invalid_argument("schedule: bad sync '" + d.sync_op + "'");
+    auto pair = std::make_pair(ir::parse_spec(d.sync_op.substr(0, arrow), mesh.rank()),
+                               ir::parse_spec(d.sync_op.substr(arrow + 2), mesh.rank()));
+    if (d.mode == "fwd_pre") {
+      plan.pre[{d.node, d.arg < 0 ? 0 : d.arg}] = std::move(pair);
+    } else {
+      plan.post[d.node].push_back(std::move(pair));
+    }
+  }
+  return plan;
+}
+
+PlanSpecs replicated_plan(const ir::Graph& graph) {
+  PlanSpecs plan;
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    plan.specs[node.name] = ir::replicated(static_cast<int>(node.type.shape.size()));
+    for (const ir::Param& p : node.params) {
+      plan.specs[node.name + "." + p.name] = ir::replicated(static_cast<int>(p.type.shape.size()));
+    }
+  }
+  return plan;
+}
+
+KernelCall saved_call(const ir::Node& node, const SavedOp& saved) {
+  KernelCall call{node, {}, {}, saved.out_shape, saved.in_offsets, saved.weight_offsets};
+  for (const auto& t : saved.inputs) call.inputs.push_back(&t);
+  for (std::size_t p = 0; p < node.params.size(); ++p) call.params[node.params[p].name] = &saved.params[p];
+  return call;
+}
+
+std::vector<int64_t> shard_offsets(const std::vector<int64_t>& shape, const ir::Spec& spec, const ir::Mesh& mesh,
+                                   const std::vector<int>& coords) {
+  std::vector<int64_t> out(shape.size(), 0);
+  const auto local = ir::local_shape(shape, spec, mesh);
+  const std::size_t first = shape.size() - spec.dims.size();
+  for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+    int64_t index = 0;
+    for (int axis : spec.dims[d]) index = index * mesh.shape[axis] + coords[axis];
+    out[first + d] = spec.blocks_of(static_cast<int>(d)) == 1 ? index * local[first + d] : -1;
+  }
+  return out;
+}
+
+bool partial_leader(const std::vector<int>& partial, const std::vector<int>& coords) {
+  return std::all_of(partial.begin(), partial.end(), [&](int axis) { return coords[axis] == 0; });
+}
+
+std::vector<bool> contracted_params(const ir::Graph& graph, ir::Vertex v) {
+  const ir::Node& node = graph.node(v);
+  const ir::ShardingRule rule = ir::rule_for(graph, v);
+  const std::size_t first = rule.operands.size() - node.params.size();
+  std::vector<bool> out(node.params.size(), false);
+  for (std::size_t p = 0; p < node.params.size(); ++p) {
+    for (const auto& dim : rule.operands[first + p]) {
+      for (int f : dim) out[p] = out[p] || rule.factors[f].kind == ir::FactorKind::reduction;
+    }
+  }
+  return out;
+}
+
+ForwardPass::ForwardPass(const ir::Graph& graph, const PlanSpecs& plan, PricedResharder& resharder,
+                         const std::map<std::string, KernelFn>& kernels, ForwardSources sources, bool keep)
+    : graph_(graph), plan_(plan), resharder_(resharder), kernels_(kernels), sources_(sources), keep_(keep) {}
+
+const SavedOp* ForwardPass::saved(const std::string& name) const {
+  auto it = saved_.find(name);
+  return it == saved_.end() ? nullptr : &it->second;
+}
+
+void ForwardPass::run() {
+  // How many operand uses each value still has: without keep a value is
+  // dropped after its last use, so a rank holds the live tensors only
+  // (output nodes stay).
+  std::map<std::string, std::size_t> uses_left;
+  for (ir::Vertex v : graph_.topological_order()) uses_left[graph_.node(v).name] = graph_.users_of(v).size();
+  for (ir::Vertex v : graph_.topological_order()) {
+    step(v);
+    if (keep_) continue;
+    for (ir::Vertex u : graph_.inputs_of(v)) {
+      const ir::Node& producer = graph_.node(u);
+      if (--uses_left[producer.name] == 0 && producer.kind != ir::kOutput) values_.erase(producer.name);
+    }
+  }
+}
+
+Tensor ForwardPass::local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const {
+  const std::string use = node.name + "." + p.name;
+  if (sources_.local_params) {
+    if (auto it = sources_.local_params->find(use); it != sources_.local_params->end()) return it->second;
+  }
+  const std::string full = p.tied_to.empty() ? use : p.tied_to;
+  const Tensor* given = nullptr;
+  if (sources_.params) {
+    if (auto it = sources_.params->find(full); it != sources_.params->end()) given = &it->second;
+  }
+  const Tensor whole = given ? *given : init_param(full, p.type.shape, sources_.seed);
+  if (whole.shape != p.type.shape) {
+    throw std::invalid_argument("parameter '" + full + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
+                                ir::shape_string(p.type.shape));
+  }
+  return local_shard(whole, plan_.of(use), resharder_.mesh(), coords);
+}
+
+void ForwardPass::step(ir::Vertex v) {
+  const ir::Node& node = graph_.node(v);
+  const ir::Mesh& mesh = resharder_.mesh();
+  const auto coords = resharder_.comm().coords();
+  if (node.kind == ir::kPlaceholder) {
+    if (sources_.local_inputs) {
+      if (const auto local = sources_.local_inputs->find(node.name); local != sources_.local_inputs->end()) {
+        const auto want = ir::local_shape(node.type.shape, plan_.of(node.name), mesh);
+        if (local->second.shape != want) {
+          throw std::invalid_argument("input '" + node.name + "': the local shard has shape " +
+                                      ir::shape_string(local->second.shape) + ", its spec needs " + ir::shape_string(want));
+        }
+        values_[node.name] = local->second;
+        return;
+      }
+    }
+    const Tensor* given = nullptr;
+    if (sources_.inputs) {
+      if (auto it = sources_.inputs->find(node.name); it != sources_.inputs->end()) given = &it->second;
+    }
+    Tensor whole = given ? *given : init_input(node, sources_.seed, input_vocab_limit(graph_, v));
+    if (whole.shape != node.type.shape) {
+      throw std::invalid_argument("input '" + node.name + "' has shape " + ir::shape_string(whole.shape) +
+                                  ", the graph needs " + ir::shape_string(node.type.shape));
+    }
+    values_[node.name] = local_shard(whole, plan_.of(node.name), mesh, coords);
+    whole_inputs_[node.name] = std::move(whole);
+    return;
+  }
+  // Operands, resharded by fwd_pre syncs (or, for the graph output, by the producer's fwd_post).
+  SavedOp op;
+  const auto producers = graph_.inputs_of(v);
+  for (std::size_t i = 0; i < producers.size(); ++i) {
+    const ir::Node& producer = graph_.node(producers[i]);
+    ir::Spec spec = plan_.of(producer.name);
+    Tensor value = values_.at(producer.name);
+    if (auto it = plan_.pre.find({node.name, static_cast<int>(i)}); it != plan_.pre.end()) {
+      if (it->second.first != spec) {
+        throw std::invalid_argument("schedule: fwd_pre sync on '" + node.name + "' starts from the wrong spec");
+      }
+      value = resharder_.move(value, producer.type, spec, it->second.second);
+      spec = it->second.second;
+    } else if (node.kind == ir::kOutput) {
+      if (auto post = plan_.post.find(producer.name); post != plan_.post.end()) {
+        for (const auto& [from, to] : post->second) {
+          if (from == spec) {
+            value = resharder_.move(value, producer.type, spec, to);
+            spec = to;
+          }
+        }
+      }
+    }
+    op.inputs.push_back(std::move(value));
+    op.input_specs.push_back(spec);
+  }
+  if (node.kind == ir::kOutput) {
+    values_[node.name] = op.inputs.at(0);
+    if (keep_) {
+      op.result = op.input_specs.at(0);
+      op.output = op.inputs.at(0);
+      saved_[node.name] = std::move(op);
+    }
+    return;
+  }
+  const ir::Spec& output = plan_.of(node.name);
+  op.result = plan_.result_of(node.name);
+  op.params.reserve(node.params.size());
+  for (const ir::Param& p : node.params) {
+    op.params.push_back(local_param(node, p, coords));
+    if (p.name == "weight") op.weight_offsets = shard_offsets(p.type.shape, plan_.of(node.name + "." + p.name), mesh, coords);
+  }
+  op.out_shape = ir::local_shape(node.type.shape, op.result, mesh);
+  if (!producers.empty()) {
+    op.in_offsets = shard_offsets(graph_.node(producers[0]).type.shape, op.input_specs[0], mesh, coords);
+  }
+  // A partial result is a sum over ranks: a parameter that is added rather
+  // than contracted (no reduction factor: a bias) joins the sum once, on the
+  // rank at coordinate 0 of every partial axis.
+  op.leader = partial_leader(op.result.partial, coords);
+  if (!op.leader) {
+    const auto contracted = contracted_params(graph_, v);
+    for (std::size_t p = 0; p < node.params.size(); ++p) {
+      if (!contracted[p]) std::fill(op.params[p].data.begin(), op.params[p].data.end(), 0.0f);
+    }
+  }
+  const auto kernel = kernels_.find(node.kind);
+  if (kernel == kernels_.end()) throw std::invalid_argument("no kernel for node '" + node.name + "' (" + node.kind + ")");
+  Tensor local = kernel->second(saved_call(node, op));
+  if (local.shape != op.out_shape) {
+    throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +
+                                ", the schedule's spec needs " + ir::shape_string(op.out_shape));
+  }
+  values_[node.name] = op.result == output ? local : resharder_.move(local, node.type, op.result, output);
+  if (keep_) {
+    op.output = std::move(local);
+    saved_[node.name] = std::move(op);
+  }
+}
+
+}  // namespace shardsynth::runtime

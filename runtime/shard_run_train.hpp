@@ -1,0 +1,41 @@
+#pragma once
+// `shard-run --train`: train with an intra-op training plan on every rank,
+// print the loss per step and the bytes sent against the cost model, and with
+// --check hold the run to the unsharded reference (runtime/training.hpp).
+#include <map>
+#include <string>
+
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "ir/schedule.hpp"
+#include "runtime/communicator.hpp"
+#include "runtime/tensor.hpp"
+#include "runtime/training.hpp"
+
+namespace shardsynth::runtime {
+
+// Relative tolerance of a training --check: the loss per step, every
+// parameter's gradient in step 1 and every parameter after the last step,
+// each against the unsharded run. fp32 sums run in another order, and Adam
+// divides by the root of the second moment, which magnifies the difference
+// in gradients near zero.
+inline constexpr double kTrainTolerance = 1e-4;
+
+struct TrainCommand {
+  std::string model_name;   // the model subcommand, for the header line
+  std::string backend;      // backend name, for the header line
+  bool check = false;       // run the unsharded reference on rank 0 and compare
+  std::string output_path;  // where rank 0 writes the trained parameters (safetensors); empty = nowhere
+  TrainSetup setup;         // seed, kernels, given parameters and inputs, options
+};
+
+// Checks, before any rank communicates, that `schedule` is a training plan
+// and the options are valid. Throws ir::InputError, one line.
+void validate_training(const ir::Schedule& schedule, const TrainOptions& options);
+
+// Trains on every rank and prints on rank 0. Returns 0, or 1 when bytes or
+// the check disagree, 2 when the output cannot be written.
+int run_train_command(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
+                      const TrainCommand& command);
+
+}  // namespace shardsynth::runtime

@@ -1,0 +1,85 @@
+#pragma once
+// Training with a plan: forward, loss, backward, gradient syncs and the
+// optimizer step, on every rank's local shards.
+//
+// The forward pass is run_sharded's (runtime/forward_pass.hpp), keeping each
+// op's call. The loss (runtime/loss.hpp) is taken on the graph output
+// gathered whole, on every rank alike; its gradient is sliced back to the
+// output's spec. The backward pass then visits the ops in reverse order:
+//  - an op's output gradient is held in its output spec without partial
+//    axes; when a fwd_post resolved the op's partial result, the gradient is
+//    resharded to the result's dims (the gradient of a sum is the same for
+//    every summand);
+//  - the op's backward kernel (runtime/backward.hpp) gives each operand's
+//    gradient partial on every mesh axis that shards a factor the operand
+//    lacks (the axes its VJP contracts over); an operand read as a partial
+//    sum gets its partial axes back replicated;
+//  - an activation's gradient is resharded from that spec to its producer's
+//    output spec without partial axes and summed over the producer's uses
+//    (the dual of the forward resharding: an all-gather becomes a
+//    reduce-scatter or a slice, a slice an all-gather);
+//  - a parameter's gradient is resolved to the parameter's spec (the
+//    data-parallel all-reduce); a bias added to a partial result counts on
+//    the partial group's leader alone, as in the forward pass;
+//  - a parameter tied to another (lm_head to wte) reads the stored parameter
+//    resharded to its own spec before the forward pass, and sends its
+//    resolved gradient back to the stored spec.
+// Gradients flow along exactly the edges costs::edge_cost charges in
+// training (not from placeholders or integer tensors), through
+// costs::plan_resharding's steps, so the bytes counted are the ones priced.
+//
+// Excluded from the byte count: gathering the output for the loss, and
+// gathering gradients and parameters whole for the result.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "costs/collective.hpp"
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "ir/schedule.hpp"
+#include "runtime/backward.hpp"
+#include "runtime/communicator.hpp"
+#include "runtime/loss.hpp"
+#include "runtime/optimizer.hpp"
+#include "runtime/reference.hpp"
+#include "runtime/tensor.hpp"
+
+namespace shardsynth::runtime {
+
+struct TrainOptions {
+  int steps = 1;                                  // optimizer steps, each on the same batch
+  double lr = 1e-3;                               // learning rate
+  OptimizerKind optimizer = OptimizerKind::adam;  // sgd or adam
+};
+
+struct TrainSetup {
+  uint64_t seed = 0;                                                // seeds parameters, inputs and the mse target
+  const std::map<std::string, KernelFn>* kernels = &reference_kernels();             // forward kernels by op kind
+  const std::map<std::string, BackwardFn>* backward = &reference_backward_kernels();  // backward kernels by op kind
+  std::map<std::string, Tensor> params;  // whole parameters by full (or tied-to) name; the rest are seeded
+  std::map<std::string, Tensor> inputs;  // whole inputs by placeholder name; the rest are seeded
+  TrainOptions options;                  // steps, learning rate, optimizer
+};
+
+struct TrainResult {
+  LossChoice loss;                                     // the loss minimized
+  std::vector<double> losses;                          // per step: the loss before that step's update
+  std::map<std::string, Tensor> first_grads;           // per stored parameter (full name): its gradient in step 1, whole
+  std::map<std::string, Tensor> params;                // per stored parameter (full name): its value after the last step, whole
+  std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent for the plan's collectives, all steps
+  std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
+};
+
+// Trains `graph` under `schedule` on this rank (every rank of the mesh calls
+// it alike). Throws ir::InputError when the schedule is not a training plan
+// or does not fit; std::invalid_argument for a kernel failure.
+TrainResult train_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
+                          const TrainSetup& setup);
+
+// The same training unsharded, in this process: the reference --check
+// compares with.
+TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup);
+
+}  // namespace shardsynth::runtime

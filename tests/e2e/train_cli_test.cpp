@@ -1,0 +1,162 @@
+// End-to-end tests of `shard-run --train` under mpirun: training plans from
+// `synth --mode training` (synthesized and Megatron's) train 3 Adam steps on
+// 2, 4 and 8 CPU ranks, 1-D and 2-D, and match the unsharded reference in
+// the loss per step, the gradients of step 1 and the trained parameters,
+// with bytes equal to the training cost model's volumes. Bad training flags
+// stop every rank with one line and exit 2.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "e2e/run_command.hpp"
+
+using namespace shardsynth::testing;
+
+namespace {
+
+const std::string kSynth = SHARDSYNTH_SYNTH_BIN;
+const std::string kMpirun = std::string("timeout 180 ") + SHARDSYNTH_MPIEXEC + " --allow-run-as-root --oversubscribe -np ";
+const char* kMlp = "mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
+const char* kGpt2 = "gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+
+std::string train(int ranks, const std::string& plan, const std::string& flags, const std::string& model) {
+  return kMpirun + std::to_string(ranks) + " " + SHARDSYNTH_SHARD_RUN_BIN + " --train --schedule " + plan + " " + flags +
+         " " + model;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("train_TrainingPlansMatchTheUnshardedReference") {
+  const auto dir = scratch_dir("train_plans");
+  const std::string plan = (dir / "plan.json").string();
+  const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}};
+  for (const auto& [ranks, mesh] : meshes) {
+    for (const char* model : {kMlp, kGpt2}) {
+      for (const char* options : {"", " --plan megatron"}) {
+        const auto mesh_text = mesh;
+        CAPTURE(mesh_text);
+        CAPTURE(model);
+        CAPTURE(options);
+        const auto synth =
+            run_command(kSynth + " --quiet --mode training --mesh " + mesh + options + " --schedule " + plan + " " + model);
+        REQUIRE(synth.exit_code == 0);
+        const auto run = run_command(train(ranks, plan, "--steps 3 --check", model));
+        CHECK(run.exit_code == 0);
+        CHECK(count(run.out, ": OK\n") == 3);
+        CHECK(run.out.find("MISMATCH") == std::string::npos);
+        CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_SgdAndTheLossFall") {
+  const auto dir = scratch_dir("train_sgd");
+  const std::string plan = (dir / "plan.json").string();
+  REQUIRE(run_command(kSynth + " --quiet --mode training --mesh 4 --schedule " + plan + " " + kGpt2).exit_code == 0);
+  const auto run = run_command(train(4, plan, "--steps 4 --optimizer sgd --lr 0.5 --check", kGpt2));
+  CHECK(run.exit_code == 0);
+  CHECK(count(run.out, ": OK\n") == 3);
+  CHECK(run.out.find("training 4 steps (sgd, lr 0.5), loss next_token") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_BadFlagsExitTwoBeforeAnyRankCommunicates") {
+  const auto dir = scratch_dir("train_bad");
+  const std::string training = (dir / "training.json").string();
+  const std::string inference = (dir / "inference.json").string();
+  REQUIRE(run_command(kSynth + " --quiet --mode training --mesh 2 --schedule " + training + " " + kMlp).exit_code == 0);
+  REQUIRE(run_command(kSynth + " --quiet --mesh 2 --schedule " + inference + " " + kMlp).exit_code == 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {train(2, inference, "", kMlp), "is an inference plan"},
+      {train(2, training, "--lr 0", kMlp), "--lr 0: must be a positive finite number"},
+      {train(2, training, "--lr -1", kMlp), "--lr -1: must be a positive finite number"},
+      {train(2, training, "--lr nan", kMlp), "must be a positive finite number"},
+      {train(2, training, "--lr inf", kMlp), "must be a positive finite number"},
+      {train(2, training, "--steps 0", kMlp), "--steps 0: must be at least 1"},
+      {train(2, training, "--optimizer lion", kMlp), "unknown optimizer 'lion'"},
+      {kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --steps 3 --schedule " + training + " " + kMlp, "need --train"},
+  };
+  for (const auto& [command, message] : cases) {
+    CAPTURE(command);
+    const auto run = run_command(command);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+    CHECK(count(run.err, "shard-run: error:") == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// The losses of a `{"losses": [...]}` line, or of shard-run's step rows.
+std::vector<double> oracle_losses(const std::string& out) {
+  std::vector<double> losses;
+  const auto at = out.find("{\"losses\": [");
+  if (at == std::string::npos) return losses;
+  std::size_t pos = at + 12;
+  while (pos < out.size() && out[pos] != ']') {
+    std::size_t used = 0;
+    losses.push_back(std::stod(out.substr(pos), &used));
+    pos += used;
+    while (pos < out.size() && (out[pos] == ',' || out[pos] == ' ')) ++pos;
+  }
+  return losses;
+}
+
+std::vector<double> shard_run_losses(const std::string& out, int steps) {
+  std::vector<double> losses;
+  for (int s = 1; s <= steps; ++s) {
+    const auto at = out.find("\n" + std::to_string(s) + " ");
+    if (at == std::string::npos) return losses;
+    losses.push_back(std::stod(out.substr(at + 3)));
+  }
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
+  const std::string python = "/usr/bin/python3";
+  if (run_command(python + " -c 'import torch'").exit_code != 0) {
+    MESSAGE("skipped: /usr/bin/python3 has no torch (Debian python3-torch)");
+    return;
+  }
+  const auto dir = scratch_dir("train_oracle");
+  const std::string sizes = "--layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+  const std::string oracle = python + " " + SHARDSYNTH_SOURCE_DIR + "/tests/python/gpt2_train_oracle.py ";
+  REQUIRE(run_command(oracle + "init " + dir.string() + " " + sizes + " --seed 7").exit_code == 0);
+  const std::string model = "gpt2 " + sizes;
+  const std::string plan = (dir / "plan.json").string();
+  const std::string trained = (dir / "trained.safetensors").string();
+  for (const char* options : {" --plan megatron", " --bandwidth 25,200"}) {
+    CAPTURE(options);
+    const auto synth =
+        run_command(kSynth + " --quiet --mode training --mesh 2x4" + options + " --schedule " + plan + " " + model);
+    REQUIRE(synth.exit_code == 0);
+    const auto run = run_command(train(8, plan,
+                                       "--steps 3 --lr 0.001 --params " + (dir / "params.safetensors").string() +
+                                           " --input " + (dir / "input.safetensors").string() + " --output " + trained,
+                                       model));
+    REQUIRE(run.exit_code == 0);
+    const auto torch_run = run_command(oracle + "train " + dir.string() + " " + sizes + " --steps 3 --lr 0.001 --trained " + trained);
+    CAPTURE(torch_run.out);
+    CHECK(torch_run.exit_code == 0);
+    const auto want = oracle_losses(torch_run.out);
+    const auto got = shard_run_losses(run.out, 3);
+    REQUIRE(want.size() == 3);
+    REQUIRE(got.size() == 3);
+    for (int s = 0; s < 3; ++s) CHECK(got[s] == doctest::Approx(want[s]).epsilon(1e-5));
+    CHECK(got[2] < got[0]);
+  }
+  std::filesystem::remove_all(dir);
+}
