@@ -4,7 +4,9 @@
 // Header-only on purpose: only binaries include it, so the ir library itself
 // does not depend on CLI11.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -101,30 +103,26 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
     config.dtype = dtype;
     return build_mlp(config);
   }
-  auto take = [](int64_t flag, int64_t& field) {
-    if (flag >= 0) field = flag;
+  // Each size flag given (>= 0) replaces the preset's.
+  auto take = [](std::initializer_list<std::pair<int64_t, int64_t*>> flag_fields) {
+    for (auto [flag, field] : flag_fields) {
+      if (flag >= 0) *field = flag;
+    }
   };
   if (model == "llama") {
+    const LlamaConfig& f = flags.llama;
     LlamaConfig config = llama_preset(flags.llama_preset);
-    take(flags.llama.n_layer, config.n_layer);
-    take(flags.llama.hidden, config.hidden);
-    take(flags.llama.n_head, config.n_head);
-    take(flags.llama.n_kv_head, config.n_kv_head);
-    take(flags.llama.ffn, config.ffn);
-    take(flags.llama.vocab, config.vocab);
-    take(flags.llama.seq, config.seq);
-    take(flags.llama.batch, config.batch);
+    take({{f.n_layer, &config.n_layer}, {f.hidden, &config.hidden}, {f.n_head, &config.n_head},
+          {f.n_kv_head, &config.n_kv_head}, {f.ffn, &config.ffn}, {f.vocab, &config.vocab}, {f.seq, &config.seq},
+          {f.batch, &config.batch}});
     if (flags.llama_tied >= 0) config.tied = flags.llama_tied == 1;
     config.dtype = dtype;
     return build_llama(config);
   }
+  const Gpt2Config& f = flags.gpt2;
   Gpt2Config config = gpt2_preset(flags.gpt2_preset);
-  take(flags.gpt2.n_layer, config.n_layer);
-  take(flags.gpt2.n_head, config.n_head);
-  take(flags.gpt2.n_embd, config.n_embd);
-  take(flags.gpt2.seq, config.seq);
-  take(flags.gpt2.batch, config.batch);
-  take(flags.gpt2.vocab, config.vocab);
+  take({{f.n_layer, &config.n_layer}, {f.n_head, &config.n_head}, {f.n_embd, &config.n_embd}, {f.seq, &config.seq},
+        {f.batch, &config.batch}, {f.vocab, &config.vocab}});
   config.dtype = dtype;
   return build_gpt2(config);
 }

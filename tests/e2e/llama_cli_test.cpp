@@ -12,7 +12,7 @@
 
 #include "e2e/run_command.hpp"
 #include "e2e/shard_run_helpers.hpp"
-#include "ir/model_cli.hpp"
+#include "ir/llama.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/safetensors.hpp"
 
@@ -68,19 +68,11 @@ TEST_CASE("synth_LlamaOptimumIsNeverAboveMegatron") {
 TEST_CASE("shard_run_LlamaParamsByHuggingFaceNames") {
   using shardsynth::runtime::Tensor;
   const auto dir = scratch_dir("llama_params");
-  shardsynth::ir::ModelFlags flags;
-  flags.llama_preset = "llama-3.2-1b";  // tied
-  flags.llama.n_layer = 1;
-  flags.llama.hidden = 64;
-  flags.llama.n_head = 4;
-  flags.llama.n_kv_head = 2;
-  flags.llama.ffn = 96;
-  flags.llama.vocab = 256;
-  flags.llama.seq = 8;
-  flags.llama.batch = 2;
   const std::string model =
       "llama --preset llama-3.2-1b --layers 1 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 256 --seq 8 --batch 2";
-  const auto graph = shardsynth::ir::build_model(flags, "llama");
+  // The same sizes; llama-3.2-1b's head is tied.
+  const auto graph = shardsynth::ir::build_llama({.n_layer = 1, .hidden = 64, .n_head = 4, .n_kv_head = 2, .ffn = 96,
+                                                  .vocab = 256, .seq = 8, .batch = 2, .tied = true});
   // Every parameter with storage of its own, by its Hugging Face name, from a fixed LCG in [-0.1, 0.1).
   std::map<std::string, Tensor> params;
   uint32_t state = 16;

@@ -25,16 +25,7 @@ LlamaConfig preset_with_layers(const char* name, int64_t n_layer) {
 
 // A small Llama with grouped-query attention: 4 query heads over 2 KV heads, head dim 16.
 LlamaConfig small() {
-  LlamaConfig c;
-  c.n_layer = 1;
-  c.hidden = 64;
-  c.n_head = 4;
-  c.n_kv_head = 2;
-  c.ffn = 96;
-  c.vocab = 256;
-  c.seq = 16;
-  c.batch = 8;
-  return c;
+  return {.n_layer = 1, .hidden = 64, .n_head = 4, .n_kv_head = 2, .ffn = 96, .vocab = 256, .seq = 16, .batch = 8};
 }
 
 // Full name -> stored shape of every parameter with storage of its own.
