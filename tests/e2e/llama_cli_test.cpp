@@ -126,7 +126,7 @@ TEST_CASE("synth_LlamaBadFlagsAreOneLineExitTwo") {
   for (const auto& [flags, needle] : cases) {
     const auto flag_text = flags;  // clang 14 cannot capture a structured binding in CAPTURE
     CAPTURE(flag_text);
-    for (const std::string command : {kSynthBin + " llama " + flags,
+    for (const std::string& command : {kSynthBin + " llama " + flags,
                                       std::string(SHARDSYNTH_SHARD_RUN_BIN) + " --schedule none.json llama " + flags}) {
       const auto r = run_command(command);
       CAPTURE(r.err);
