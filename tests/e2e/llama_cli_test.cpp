@@ -114,7 +114,7 @@ TEST_CASE("shard_run_LlamaParamsByHuggingFaceNames") {
 TEST_CASE("synth_LlamaBadFlagsAreOneLineExitTwo") {
   const std::pair<std::string, std::string> cases[] = {
       {"--kv-heads 3", "llama n_kv_head 3 does not divide n_head 32"},
-      {"--hidden 60 --heads 4", "llama head dim 15 (hidden 60 / n_head 4) is odd"},
+      {"--hidden 60 --heads 4 --kv-heads 4", "llama head dim 15 (hidden 60 / n_head 4) is odd"},
       {"--heads 6", "llama n_head 6 does not divide hidden 4096"},
       {"--layers -1", "--layers: '-1' must be above 0"},
       {"--layers 0", "--layers: '0' must be above 0"},
