@@ -212,7 +212,7 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   if (flags.train) {
     const runtime::TrainCommand command{
         model_name, flags.backend, flags.check, flags.output_path,
-        {flags.seed, backend.kernels, &runtime::reference_backward_kernels(), params, inputs, train_options}};
+        {flags.seed, backend.kernels, backend.backward, params, inputs, train_options}};
     int status = runtime::run_train_command(graph, mesh, schedule, *backend.comm, command);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
