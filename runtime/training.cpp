@@ -13,9 +13,12 @@
 namespace shardsynth::runtime {
 namespace {
 
-// The intra-op training loop: one batch per step, the loss on the output.
+// The training loop: per step, every micro-batch's forward and backward
+// (gradients summed, each loss scaled by 1 / micro-batches), then one
+// optimizer step. Micro-batch m reads inputs_of(m) and draws its mse target
+// with seed + m.
 TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
-                       const TrainSetup& setup) {
+                       const TrainSetup& setup, int micro_batches, const MicroBatchInputs& inputs_of) {
   if (setup.options.steps < 1) {
     throw ir::InputError("--steps " + std::to_string(setup.options.steps) + ": must be at least 1");
   }
@@ -24,21 +27,21 @@ TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanS
   TrainingState state(graph, mesh, plan, comm, setup);
   for (int step = 1; step <= setup.options.steps; ++step) {
     state.begin_step();
-    const auto pass = state.forward(&setup.inputs, nullptr);
-    std::map<std::string, Tensor> grads;
-    for (ir::Vertex v : graph.topological_order()) {
-      const ir::Node& node = graph.node(v);
-      if (node.kind != ir::kOutput) continue;
-      const ir::Spec& spec = plan.of(node.name);
-      const Tensor whole = state.gather(pass->value(node.name), node.type, spec);
-      const Tensor* labels = result.loss.kind == LossKind::next_token ? &pass->whole_input(result.loss.labels) : nullptr;
-      LossValue loss = compute_loss(result.loss, whole, labels, setup.seed);
-      result.losses.push_back(loss.value);
-      ir::Spec whole_dims = spec;  // the gradient of the output's partial summands is the same for each
-      whole_dims.partial.clear();
-      grads[node.name] = local_shard(loss.grad, whole_dims, mesh, comm.coords());
+    double loss = 0;
+    for (int m = 0; m < micro_batches; ++m) {
+      const std::map<std::string, Tensor> inputs = inputs_of ? inputs_of(m) : setup.inputs;
+      const auto pass = state.forward(&inputs, nullptr);
+      std::map<std::string, Tensor> grads;
+      for (ir::Vertex v : graph.topological_order()) {
+        const ir::Node& node = graph.node(v);
+        if (node.kind != ir::kOutput) continue;
+        const Tensor* labels = result.loss.kind == LossKind::next_token ? &pass->whole_input(result.loss.labels) : nullptr;
+        loss += state.take_loss(*pass, node.name, result.loss, labels, setup.seed + static_cast<uint64_t>(m),
+                                1.0 / micro_batches, grads);
+      }
+      state.backward(*pass, std::move(grads));
     }
-    state.backward(*pass, std::move(grads));
+    result.losses.push_back(loss / micro_batches);
     if (step == 1) result.first_grads = state.whole_grads();
     state.end_step();
   }
@@ -58,17 +61,18 @@ TrainResult train_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir
   }
   validate_schedule(graph, mesh, schedule);
   const PlanSpecs plan = parse_plan(graph, mesh, schedule);
-  return train_with(graph, mesh, plan, comm, setup);
+  return train_with(graph, mesh, plan, comm, setup, 1, nullptr);
 }
 
-TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup) {
+TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup, int micro_batches,
+                            const MicroBatchInputs& inputs_of) {
   const ir::Mesh mesh = ir::parse_mesh("1");
   const PlanSpecs plan = replicated_plan(graph);
   SoloCommunicator comm;
   TrainSetup reference = setup;
   reference.kernels = &reference_kernels();
   reference.backward = &reference_backward_kernels();
-  return train_with(graph, mesh, plan, comm, reference);
+  return train_with(graph, mesh, plan, comm, reference, micro_batches, inputs_of);
 }
 
 }  // namespace shardsynth::runtime

@@ -136,6 +136,19 @@ void TrainingState::end_step() {
   for (auto& [name, s] : stored_) optimizer_.update(name, s.value, s.grad);
 }
 
+double TrainingState::take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice,
+                                const Tensor* labels, uint64_t seed, double scale, std::map<std::string, Tensor>& grads) {
+  const ir::Node& node = graph_.node(*graph_.find(output));
+  const ir::Spec& spec = plan_.of(output);
+  LossValue loss = compute_loss(choice, gather(pass.value(output), node.type, spec), labels, seed);
+  if (scale != 1.0) {
+    for (float& g : loss.grad.data) g = static_cast<float>(g * scale);
+  }
+  // Every partial summand of the output has the output's gradient.
+  grads[output] = local_shard(loss.grad, without_partial(spec), mesh_, comm_.coords());
+  return loss.value;
+}
+
 Tensor TrainingState::gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec) {
   const auto before = comm_.bytes_sent();
   Tensor whole = reshard(local, spec, ir::replicated(spec.rank()), mesh_, comm_, type.dtype);
@@ -144,6 +157,22 @@ Tensor TrainingState::gather(const Tensor& local, const ir::TensorType& type, co
     excluded_[kind] += bytes - (was == before.end() ? 0 : was->second);
   }
   return whole;
+}
+
+std::vector<std::string> TrainingState::stored_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, s] : stored_) out.push_back(name);
+  return out;
+}
+
+Tensor TrainingState::whole_grad(const std::string& name) {
+  Stored& s = stored_.at(name);
+  return gather(s.grad, s.type, s.spec);
+}
+
+void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
+  Stored& s = stored_.at(name);
+  accumulate(s.grad, local_shard(whole, s.spec, mesh_, comm_.coords()));
 }
 
 std::map<std::string, Tensor> TrainingState::whole_grads() {

@@ -7,14 +7,17 @@
 // Use per optimizer step: begin_step(), then per micro-batch forward() and,
 // later, backward() with the gradients of the pass's outputs, then
 // end_step(). Gradients of every micro-batch add up.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "runtime/communicator.hpp"
+#include "runtime/loss.hpp"
 #include "runtime/forward_pass.hpp"
 #include "runtime/optimizer.hpp"
 #include "runtime/tensor.hpp"
@@ -44,6 +47,21 @@ class TrainingState {
                                          const std::set<std::string>& wanted = {});
   // The optimizer step on every stored shard.
   void end_step();
+
+  // The loss of `pass`'s output node `output` (gathered whole, outside the
+  // plan's bytes): `labels` whole for next_token, `seed` draws the mse
+  // target. Sets grads[output] to `scale` times its gradient, in the
+  // output's spec without partial axes; returns the loss.
+  double take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice, const Tensor* labels,
+                   uint64_t seed, double scale, std::map<std::string, Tensor>& grads);
+
+  // Full names of the parameters this state stores, in order.
+  std::vector<std::string> stored_names() const;
+  // Stored parameter `name`'s gradient (this step so far) gathered whole,
+  // outside the plan's byte count.
+  Tensor whole_grad(const std::string& name);
+  // Adds `whole` (the parameter's shape) to parameter `name`'s gradient: this rank's slice of it.
+  void add_to_grad(const std::string& name, const Tensor& whole);
 
   // Every stored parameter's gradient (this step so far) or value, gathered
   // whole, by full name. Outside the plan's byte count.

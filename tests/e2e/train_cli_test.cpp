@@ -160,3 +160,28 @@ TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("train_StagedGpt2FourStagesOfTwoTrainsFourMicroBatches") {
+  const auto dir = scratch_dir("train_staged");
+  const std::string plan = (dir / "staged.json").string();
+  const std::string gpt2 = "gpt2 --layers 4 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+  // A low peak makes compute dear, so the stage plans shard inside each group too.
+  REQUIRE(run_command(kSynth + " --quiet --stages 4 --mesh 4x2 --micro-batches 4 --mode training --peak-tflops 0.001" +
+                      " --schedule " + plan + " " + gpt2)
+              .exit_code == 0);
+  const auto run = run_command(train(8, plan, "--steps 2 --micro-batches 4 --check", gpt2));
+  CHECK(run.exit_code == 0);
+  CHECK(count(run.out, ": OK\n") == 3);
+  CHECK(run.out.find("MISMATCH") == std::string::npos);
+  CHECK(run.out.find("4 stages of 2 devices, 4 micro-batches, training 2 steps") != std::string::npos);
+  // wte (stage 0) and lm_head (stage 3) are tied: both groups exchange the gradient.
+  CHECK(run.out.find("\n0 ") != std::string::npos);
+
+  // An inference staged plan is refused before any rank communicates.
+  const std::string inference = (dir / "inference.json").string();
+  REQUIRE(run_command(kSynth + " --quiet --stages 4 --mesh 4x2 --schedule " + inference + " " + gpt2).exit_code == 0);
+  const auto refused = run_command(train(8, inference, "--micro-batches 4", gpt2));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("is an inference plan") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
