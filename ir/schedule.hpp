@@ -40,11 +40,11 @@ struct TensorSpec {
 struct Schedule {
   std::vector<int64_t> mesh;             // mesh shape the plan is for
   std::string cost_model;                // cost model preset name
-  std::string mode = "inference";        // "inference" or "training": the step the plan was priced for
   int64_t cost = 0;                      // plan cost in the cost model's unit
   bool proven_optimal = false;           // whether the solver proved no cheaper plan exists
   std::vector<Directive> directives;     // in graph order
   std::vector<TensorSpec> specs;         // every tensor's spec, in graph order
+  std::string mode = "inference";        // "inference" or "training": the step the plan was priced for
 
   bool operator==(const Schedule&) const = default;
 };

@@ -110,7 +110,9 @@ Graph stage_graph(const Graph& graph, const std::vector<std::string>& nodes) {
     std::vector<std::string> inputs;
     for (Vertex u : graph.inputs_of(v)) {
       if (!inside.count(u) && received.insert(u).second) {
-        Node placeholder{graph.node(u).name, std::string(kPlaceholder), {}, graph.node(u).type, {}, {}, {}};
+        const bool activation = graph.node(u).kind != kPlaceholder;
+        Node placeholder{graph.node(u).name, std::string(kPlaceholder), activation ? kReceivedTarget : "",
+                         graph.node(u).type, {}, {}, {}};
         out.add_node(std::move(placeholder));
       }
       inputs.push_back(graph.node(u).name);

@@ -69,5 +69,9 @@ Graph stage_graph(const Graph& graph, const std::vector<std::string>& nodes);
 
 // The suffix of a stage graph's output node for a sent tensor.
 inline constexpr const char* kSendSuffix = ":send";
+// The target of a stage graph's placeholder that stands for an activation
+// computed in an earlier stage (not a model input): in training its
+// gradient goes back to that stage.
+inline constexpr const char* kReceivedTarget = "received";
 
 }  // namespace shardsynth::ir

@@ -40,6 +40,7 @@
 #include "runtime/shard_run_plan.hpp"
 #include "runtime/shard_run_staged.hpp"
 #include "runtime/shard_run_train.hpp"
+#include "runtime/staged_training.hpp"
 
 namespace {
 
@@ -152,6 +153,17 @@ bool is_staged(const nlohmann::json& json) {
 
 // A pipeline-staged schedule, read or planned: the staged runtime does the rest.
 int run_staged(const Flags& flags, const std::string& model_name, const ir::Graph& graph, const ir::StagedSchedule& staged) {
+  if (flags.train) {
+    if (!flags.input_path.empty() || !flags.output_path.empty()) {
+      throw ir::InputError(std::string(flags.input_path.empty() ? "--output" : "--input") +
+                           " is not supported with a staged schedule (inputs are seeded per micro-batch)");
+    }
+    runtime::StagedTrainCommand command{model_name, flags.backend, flags.micro_batches, flags.check, {}};
+    command.setup.seed = flags.seed;
+    command.setup.options = {flags.steps, flags.lr, runtime::parse_optimizer(flags.optimizer)};
+    if (!flags.params_path.empty()) command.setup.params = load_params(graph, flags.params_path);
+    return runtime::run_staged_train_command(graph, staged, command);
+  }
   if (!flags.input_path.empty() || !flags.output_path.empty()) {
     throw ir::InputError(std::string(flags.input_path.empty() ? "--output" : "--input") +
                          " is not supported with a staged schedule (inputs are seeded per micro-batch)");
@@ -186,7 +198,6 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   }
   const nlohmann::json json = read_schedule_json(flags.schedule_path);
   if (is_staged(json)) {
-    if (flags.train) throw ir::InputError("--train runs intra-op schedules; " + flags.schedule_path + " is staged");
     int status = run_staged(flags, model_name, graph, ir::staged_schedule_from_json(json));
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
@@ -212,7 +223,7 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   if (flags.train) {
     const runtime::TrainCommand command{
         model_name, flags.backend, flags.check, flags.output_path,
-        {flags.seed, backend.kernels, &runtime::reference_backward_kernels(), params, inputs, train_options}};
+        {flags.seed, backend.kernels, backend.backward, params, inputs, train_options}};
     int status = runtime::run_train_command(graph, mesh, schedule, *backend.comm, command);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;

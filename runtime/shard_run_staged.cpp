@@ -29,11 +29,6 @@ constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
 constexpr CollectiveKind kKinds[] = {CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                                      CollectiveKind::all_reduce, CollectiveKind::all_to_all};
 
-ir::Mesh sub_mesh(const std::vector<int64_t>& mesh) {
-  std::string text;
-  for (int64_t e : stage_sub_mesh(mesh)) text += (text.empty() ? "" : "x") + std::to_string(e);
-  return ir::parse_mesh(text);
-}
 
 // The spec text `schedule` gives `tensor`, or empty.
 std::string spec_text(const ir::Schedule& schedule, const std::string& tensor) {
@@ -77,8 +72,16 @@ std::vector<ir::Graph> stage_graphs(const ir::Graph& graph, const ir::StagedSche
   return out;
 }
 
-// Names of the model's own output nodes in a stage graph (not "<tensor>:send").
-std::vector<std::string> model_outputs(const ir::Graph& stage_graph) {
+
+}  // namespace
+
+ir::Mesh stage_group_mesh(const std::vector<int64_t>& mesh) {
+  std::string text;
+  for (int64_t e : stage_sub_mesh(mesh)) text += (text.empty() ? "" : "x") + std::to_string(e);
+  return ir::parse_mesh(text);
+}
+
+std::vector<std::string> stage_model_outputs(const ir::Graph& stage_graph) {
   std::vector<std::string> out;
   for (ir::Vertex v : stage_graph.topological_order()) {
     const ir::Node& node = stage_graph.node(v);
@@ -87,10 +90,8 @@ std::vector<std::string> model_outputs(const ir::Graph& stage_graph) {
   return out;
 }
 
-}  // namespace
-
 void validate_staged_schedule(const ir::Graph& graph, const ir::StagedSchedule& staged) {
-  const ir::Mesh sub = sub_mesh(staged.mesh);
+  const ir::Mesh sub = stage_group_mesh(staged.mesh);
   std::map<std::string, int> stage_of;  // node -> the stage that runs it
   for (const auto& st : staged.stages) {
     for (const auto& name : st.nodes) {
@@ -168,7 +169,7 @@ StagedRunResult run_staged(const ir::Graph& graph, const ir::StagedSchedule& sta
                            const std::map<std::string, Tensor>& params, const OutputSink& sink) {
   if (options.micro_batches < 1) throw std::invalid_argument("micro-batches " + std::to_string(options.micro_batches));
   const StageLayout layout = stage_layout(staged.mesh);
-  const ir::Mesh sub = sub_mesh(staged.mesh);
+  const ir::Mesh sub = stage_group_mesh(staged.mesh);
   const int me = comm.rank();
   StagedRunResult result;
   result.stage = stage_of_rank(layout, me);
@@ -176,7 +177,7 @@ StagedRunResult run_staged(const ir::Graph& graph, const ir::StagedSchedule& sta
   const ir::Stage& stage = staged.stages.at(result.stage);
   const ir::Graph graph_of_stage = ir::stage_graph(graph, stage.nodes);
   const std::set<std::string> own(stage.nodes.begin(), stage.nodes.end());
-  const std::vector<std::string> outputs = model_outputs(graph_of_stage);
+  const std::vector<std::string> outputs = stage_model_outputs(graph_of_stage);
   std::string last_output;  // the output node run_sharded gathers whole (the last in graph order)
   for (ir::Vertex v : graph_of_stage.topological_order()) {
     if (graph_of_stage.node(v).kind == ir::kOutput) last_output = graph_of_stage.node(v).name;
@@ -261,7 +262,9 @@ std::vector<int64_t> figures_of(const StagedRunResult& r) {
   return f;
 }
 
-Tensor encode(const std::vector<int64_t>& figures) {
+}  // namespace
+
+Tensor encode_figures(const std::vector<int64_t>& figures) {
   Tensor t = zeros({2 * static_cast<int64_t>(figures.size())});
   for (std::size_t i = 0; i < figures.size(); ++i) {
     t.data[2 * i] = static_cast<float>(figures[i] / kSplit);
@@ -270,15 +273,13 @@ Tensor encode(const std::vector<int64_t>& figures) {
   return t;
 }
 
-std::vector<int64_t> decode(const Tensor& t) {
+std::vector<int64_t> decode_figures(const Tensor& t) {
   std::vector<int64_t> f(t.data.size() / 2);
   for (std::size_t i = 0; i < f.size(); ++i) {
     f[i] = static_cast<int64_t>(t.data[2 * i]) * kSplit + static_cast<int64_t>(t.data[2 * i + 1]);
   }
   return f;
 }
-
-}  // namespace
 
 int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged, const StagedCommand& command) {
   if (command.run.micro_batches < 1) {
@@ -298,7 +299,7 @@ int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged,
   // figures; after the pipeline, rank 0 collects them (and every group's byte
   // figures), then prints. Nothing is collected while the pipeline runs, so
   // collecting cannot block it.
-  const std::vector<std::string> unsorted_names = model_outputs(graphs[stage_of_rank(layout, me)]);
+  const std::vector<std::string> unsorted_names = stage_model_outputs(graphs[stage_of_rank(layout, me)]);
   const std::set<std::string> sorted_names(unsorted_names.begin(), unsorted_names.end());
   const std::vector<std::string> names_of_stage(sorted_names.begin(), sorted_names.end());  // this stage's model outputs, by name
   const int64_t kFigures = 4;  // per micro-batch and output: shapes agree (1/0), max abs error, max rel error, within tolerance (1/0)
@@ -336,7 +337,7 @@ int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged,
     const bool leader = me % layout.group_size == 0;
     if (me == 0) {
       for (int s = 0; s < layout.stages && command.check; ++s) {
-        const std::vector<std::string> unsorted = model_outputs(graphs[s]);
+        const std::vector<std::string> unsorted = stage_model_outputs(graphs[s]);
         const std::set<std::string> names(unsorted.begin(), unsorted.end());
         if (names.empty()) continue;
         const Tensor figures = s == 0 ? checked
@@ -364,11 +365,11 @@ int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged,
         }
       }
       stats[0] = figures_of(result);
-      const std::vector<int64_t> shape = encode(stats[0]).shape;
-      for (int s = 1; s < layout.stages; ++s) stats[s] = decode(comm.recv(shape, s * layout.group_size));
+      const std::vector<int64_t> shape = encode_figures(stats[0]).shape;
+      for (int s = 1; s < layout.stages; ++s) stats[s] = decode_figures(comm.recv(shape, s * layout.group_size));
     } else if (leader) {
       if (command.check && !names_of_stage.empty()) comm.send(checked, 0);
-      comm.send(encode(figures_of(result)), 0);
+      comm.send(encode_figures(figures_of(result)), 0);
     }
   } catch (const std::exception& e) {
     comm.abort(e.what());

@@ -26,6 +26,7 @@
 
 #include "costs/collective.hpp"
 #include "ir/graph.hpp"
+#include "ir/mesh.hpp"
 #include "ir/staged_schedule.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/reference.hpp"
@@ -56,6 +57,15 @@ struct StagedRunResult {
 // of "<tensor>:send", and the receiver's spec reachable from it. Throws
 // ir::InputError naming the stage and tensor.
 void validate_staged_schedule(const ir::Graph& graph, const ir::StagedSchedule& staged);
+
+// A stage group's own mesh: `mesh` without axis 0 ({1} for a 1-D mesh).
+ir::Mesh stage_group_mesh(const std::vector<int64_t>& mesh);
+// Names of the model's own output nodes in a stage graph (not "<tensor>:send").
+std::vector<std::string> stage_model_outputs(const ir::Graph& stage_graph);
+// Byte figures as an fp32 tensor that travels exactly: each value as two
+// elements (v / 2^20 and v % 2^20; exact below 2^44), and back.
+Tensor encode_figures(const std::vector<int64_t>& figures);
+std::vector<int64_t> decode_figures(const Tensor& t);
 
 // The model inputs of micro-batch `micro_batch`, whole, by placeholder name:
 // init_input with seed + micro_batch (micro-batch 0 is the unstaged run's input).

@@ -31,6 +31,7 @@
 // Excluded from the byte count: gathering the output for the loss, and
 // gathering gradients and parameters whole for the result.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ struct TrainSetup {
 
 struct TrainResult {
   LossChoice loss;                                     // the loss minimized
-  std::vector<double> losses;                          // per step: the loss before that step's update
+  std::vector<double> losses;                          // per step: the loss before that step's update (mean over micro-batches)
   std::map<std::string, Tensor> first_grads;           // per stored parameter (full name): its gradient in step 1, whole
   std::map<std::string, Tensor> params;                // per stored parameter (full name): its value after the last step, whole
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent for the plan's collectives, all steps
@@ -78,8 +79,14 @@ struct TrainResult {
 TrainResult train_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
                           const TrainSetup& setup);
 
+// Whole inputs of micro-batch m, by placeholder name.
+using MicroBatchInputs = std::function<std::map<std::string, Tensor>(int micro_batch)>;
+
 // The same training unsharded, in this process: the reference --check
-// compares with.
-TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup);
+// compares with. With micro-batches, each step sums the gradients of
+// micro-batches 0 .. micro_batches-1 (inputs_of(m); setup.inputs when null),
+// each loss scaled by 1 / micro_batches, before its one optimizer step.
+TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup, int micro_batches = 1,
+                            const MicroBatchInputs& inputs_of = nullptr);
 
 }  // namespace shardsynth::runtime

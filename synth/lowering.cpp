@@ -8,6 +8,7 @@
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
 #include "ir/op_table.hpp"
+#include "ir/staged_schedule.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -122,7 +123,9 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const int from = out.owner[inputs[i]];
       const ir::Node& producer = graph.node(inputs[i]);
-      const bool needs_grad = producer.kind != ir::kPlaceholder && producer.type.dtype != ir::DType::int64;
+      // A stage graph's received activation (ir::kReceivedTarget) sends its gradient back to its stage.
+      const bool needs_grad = (producer.kind != ir::kPlaceholder || producer.target == ir::kReceivedTarget) &&
+                              producer.type.dtype != ir::DType::int64;
       ProblemEdge edge{from, to, {}};
       for (const auto& source : out.nodes[from].strategies) {
         for (const auto& target : out.nodes[to].strategies) {

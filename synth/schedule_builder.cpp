@@ -15,7 +15,7 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
                             bool proven_optimal) {
   const int mesh_rank = lowered.mesh.rank();
   const auto& graph = lowered.graph;
-  ir::Schedule schedule{lowered.mesh.shape, cost_model, costs::mode_name(lowered.options.mode), cost, proven_optimal, {}, {}};
+  ir::Schedule schedule{lowered.mesh.shape, cost_model, cost, proven_optimal, {}, {}, costs::mode_name(lowered.options.mode)};
   auto text = [&](const ir::Spec& s) { return ir::to_string(s, mesh_rank); };
   auto sync = [&](const std::string& node, const char* mode, const ir::Spec& from, const ir::Spec& to, int arg) {
     ir::Directive d;

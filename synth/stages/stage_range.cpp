@@ -93,8 +93,15 @@ RangeSolver::RangeSolver(const ir::Graph& graph, std::vector<ir::Vertex> order, 
   for (std::size_t i = 0; i < order_.size(); ++i) {
     const ir::TensorType& type = graph_.node(order_[i]).type;
     const ir::Spec replicated = ir::replicated(static_cast<int>(type.shape.size()));
-    send_cost_.push_back(costs::transfer_cost(model_, type, replicated, sub_, mesh_).cost);
+    send_cost_.push_back(transfer_price(graph_.node(order_[i]), costs::transfer_cost(model_, type, replicated, sub_, mesh_)));
   }
+}
+
+int64_t RangeSolver::transfer_price(const ir::Node& producer, const costs::TransferCost& transfer) const {
+  // In training the gradient of an activation goes back the same way, as large.
+  const bool gradient = options_.lower.mode == costs::Mode::training && producer.kind != ir::kPlaceholder &&
+                        producer.type.dtype != ir::DType::int64;
+  return gradient ? cost_add(transfer.cost, transfer.cost) : transfer.cost;
 }
 
 int64_t RangeSolver::lower_bound(int begin, int end) const {
@@ -210,7 +217,8 @@ RangeSolution RangeSolver::solve_fresh(int begin, int end) const {
     const ir::Spec& spec = output_spec(result.lowered, best, v);
     RangeSend send{pos_[*producer] - begin, ir::to_string(spec, sub_.rank()),
                    costs::transfer_cost(model_, node.type, spec, sub_, mesh_)};
-    out.sends_cost += send.transfer.cost;
+    send.price = transfer_price(graph_.node(*producer), send.transfer);
+    out.sends_cost += send.price;
     out.sends.push_back(std::move(send));
   }
   std::sort(out.sends.begin(), out.sends.end(), [](const RangeSend& a, const RangeSend& b) { return a.offset < b.offset; });

@@ -26,6 +26,7 @@ struct RangeSend {
   int offset = 0;                 // sending node's position minus the range start
   std::string spec;               // spec text of its "<node>:send" output on the sub-mesh
   costs::TransferCost transfer;   // one send of it to one later stage
+  int64_t price = 0;              // what the plan charges per micro-batch and reader: transfer.cost, twice in training for an activation (its gradient comes back)
 };
 
 struct RangeSolution {
@@ -64,6 +65,9 @@ class RangeSolver {
   const RangeCacheStats& stats() const { return stats_; }
 
  private:
+  // What a transfer of `producer`'s tensor costs per micro-batch: in
+  // training twice, when its gradient comes back.
+  int64_t transfer_price(const ir::Node& producer, const costs::TransferCost& transfer) const;
   struct KeyHash {
     std::size_t operator()(const std::vector<uint64_t>& key) const;
   };

@@ -90,7 +90,7 @@ StagePlan build_plan(RangeSolver& solver, const ir::Graph& graph, const ir::Mesh
       }
       for (int to : readers) {
         out.transfers.push_back({graph.node(order[at]).name, s, to, send.spec, send.transfer.bytes, send.transfer.cost});
-        stage.communication += send.transfer.cost;
+        stage.communication += send.price;
       }
     }
     const int64_t time = stage.compute + stage.communication;

@@ -86,7 +86,7 @@ std::vector<std::vector<std::string>> cut(const ir::Graph& graph, const Flags& f
 
 // Every tensor of `graph` replicated, no directives.
 ir::Schedule replicated_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const std::string& cost_model) {
-  ir::Schedule schedule{mesh.shape, cost_model, "inference", 0, false, {}, {}};
+  ir::Schedule schedule{mesh.shape, cost_model, 0, false, {}, {}};
   auto add = [&](const std::string& name, const ir::TensorType& type) {
     schedule.specs.push_back({name, ir::to_string(ir::replicated(static_cast<int>(type.shape.size())), mesh.rank())});
   };

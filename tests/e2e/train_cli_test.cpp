@@ -40,7 +40,9 @@ TEST_CASE("train_TrainingPlansMatchTheUnshardedReference") {
   const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}};
   for (const auto& [ranks, mesh] : meshes) {
     for (const char* model : {kMlp, kGpt2}) {
-      for (const char* options : {"", " --plan megatron"}) {
+      // A low peak makes compute dear: the synthesized optimum shards (the default prices these tiny
+      // models replicated).
+      for (const char* options : {" --peak-tflops 0.001", " --plan megatron"}) {
         const auto mesh_text = mesh;
         CAPTURE(mesh_text);
         CAPTURE(model);
@@ -53,6 +55,7 @@ TEST_CASE("train_TrainingPlansMatchTheUnshardedReference") {
         CHECK(count(run.out, ": OK\n") == 3);
         CHECK(run.out.find("MISMATCH") == std::string::npos);
         CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
+        CHECK(run.out.find("\ntotal                               0 ") == std::string::npos);  // the plan communicates
       }
     }
   }
@@ -138,7 +141,7 @@ TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
   const std::string model = "gpt2 " + sizes;
   const std::string plan = (dir / "plan.json").string();
   const std::string trained = (dir / "trained.safetensors").string();
-  for (const char* options : {" --plan megatron", " --bandwidth 25,200"}) {
+  for (const char* options : {" --plan megatron", " --peak-tflops 0.001"}) {
     CAPTURE(options);
     const auto synth =
         run_command(kSynth + " --quiet --mode training --mesh 2x4" + options + " --schedule " + plan + " " + model);
@@ -158,5 +161,30 @@ TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
     for (int s = 0; s < 3; ++s) CHECK(got[s] == doctest::Approx(want[s]).epsilon(1e-5));
     CHECK(got[2] < got[0]);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_StagedGpt2FourStagesOfTwoTrainsFourMicroBatches") {
+  const auto dir = scratch_dir("train_staged");
+  const std::string plan = (dir / "staged.json").string();
+  const std::string gpt2 = "gpt2 --layers 4 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256";
+  // A low peak makes compute dear, so the stage plans shard inside each group too.
+  REQUIRE(run_command(kSynth + " --quiet --stages 4 --mesh 4x2 --micro-batches 4 --mode training --peak-tflops 0.001" +
+                      " --schedule " + plan + " " + gpt2)
+              .exit_code == 0);
+  const auto run = run_command(train(8, plan, "--steps 2 --micro-batches 4 --check", gpt2));
+  CHECK(run.exit_code == 0);
+  CHECK(count(run.out, ": OK\n") == 3);
+  CHECK(run.out.find("MISMATCH") == std::string::npos);
+  CHECK(run.out.find("4 stages of 2 devices, 4 micro-batches, training 2 steps") != std::string::npos);
+  // wte (stage 0) and lm_head (stage 3) are tied: both groups exchange the gradient.
+  CHECK(run.out.find("\n0 ") != std::string::npos);
+
+  // An inference staged plan is refused before any rank communicates.
+  const std::string inference = (dir / "inference.json").string();
+  REQUIRE(run_command(kSynth + " --quiet --stages 4 --mesh 4x2 --schedule " + inference + " " + gpt2).exit_code == 0);
+  const auto refused = run_command(train(8, inference, "--micro-batches 4", gpt2));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("is an inference plan") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

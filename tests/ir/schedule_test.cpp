@@ -7,7 +7,7 @@ using namespace shardsynth::ir;
 
 namespace {
 Schedule sample() {
-  Schedule s{{8}, "slapo", "inference", 131072, true, {}, {{"fc1", "SR"}, {"fc1.weight", "RR"}}};
+  Schedule s{{8}, "slapo", 131072, true, {}, {{"fc1", "SR"}, {"fc1.weight", "RR"}}};
   s.directives.push_back({DirectiveKind::shard, "fc1", "weight", 0, 1, {}, "", "", -1});
   s.directives.push_back({DirectiveKind::sync, "fc1", "", -1, 1, {}, "fwd_pre", "RR->SR", -1});
   s.directives.push_back({DirectiveKind::sync, "add", "", -1, 1, {}, "fwd_pre", "RS->RR", 1});

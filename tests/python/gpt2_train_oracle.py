@@ -13,7 +13,9 @@ with the project or with examples/torch_gpt2.py.
         trains N Adam steps from those files, prints one JSON line
         {"losses": [...]}, and with --trained compares every parameter of
         FILE (shard-run --output) with its own: prints {"max_rel": x,
-        "worst": name} and exits 1 when x exceeds --tolerance.
+        "worst": name, "within": ok} and exits 1 unless every element is
+        within --tolerance of the tensor's largest magnitude plus 0.1 * lr
+        per step (Adam's noise allowance, see train()).
 """
 import argparse
 import json
@@ -134,17 +136,25 @@ def train(a):
     if not a.trained:
         return 0
     got = read_safetensors(a.trained)
-    worst, worst_name = 0.0, ""
+    # Adam turns a gradient that is zero in exact arithmetic (the key bias:
+    # softmax ignores a shift shared by every key) into lr * g / (|g| + eps)
+    # of fp32 noise g, which differs by a fraction of lr between summation
+    # orders: each element may also be off by 0.1 * lr per step.
+    slack = 0.1 * a.lr * a.steps
+    worst, worst_name, ok = 0.0, "", True
     for name, want in w.items():
         if name not in got:
             print(json.dumps({"missing": name}))
             return 1
         want = want.detach()
-        rel = ((got[name] - want).abs().max() / want.abs().max()).item()
+        error = (got[name] - want).abs()
+        scale = want.abs().max()
+        rel = (error.max() / scale).item()
+        ok = ok and bool((error <= a.tolerance * scale + slack).all())
         if rel >= worst:
             worst, worst_name = rel, name
-    print(json.dumps({"max_rel": worst, "worst": worst_name}))
-    return 0 if worst <= a.tolerance else 1
+    print(json.dumps({"max_rel": worst, "worst": worst_name, "within": ok}))
+    return 0 if ok else 1
 
 
 def main():

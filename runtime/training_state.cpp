@@ -1,0 +1,247 @@
+#include "runtime/training_state.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "ir/error.hpp"
+#include "ir/op_table.hpp"
+#include "runtime/backward.hpp"
+#include "runtime/init.hpp"
+#include "runtime/reshard.hpp"
+
+namespace shardsynth::runtime {
+namespace {
+
+ir::Spec without_partial(ir::Spec spec) {
+  spec.partial.clear();
+  return spec;
+}
+
+ir::Spec with_partial(ir::Spec spec, const std::set<int>& axes) {
+  for (int axis : axes) {
+    if (std::find(spec.partial.begin(), spec.partial.end(), axis) == spec.partial.end()) spec.partial.push_back(axis);
+  }
+  std::sort(spec.partial.begin(), spec.partial.end());
+  return spec;
+}
+
+void add_dim_axes(const ir::Spec& spec, std::set<int>& axes) {
+  for (const auto& dim : spec.dims) axes.insert(dim.begin(), dim.end());
+}
+
+// Mesh axes a gradient of a tensor read in `read` comes out partial on: the
+// axes sharding the op (`used`) that shard none of its dims and are not
+// already partial in it.
+std::set<int> grad_partial(const std::set<int>& used, const ir::Spec& read) {
+  std::set<int> own(read.partial.begin(), read.partial.end());
+  add_dim_axes(read, own);
+  std::set<int> out;
+  for (int axis : used) {
+    if (!own.count(axis)) out.insert(axis);
+  }
+  return out;
+}
+
+void accumulate(Tensor& into, const Tensor& more) {
+  if (into.data.empty() && into.shape.empty()) {
+    into = more;
+    return;
+  }
+  if (into.shape != more.shape) throw std::invalid_argument("gradient accumulation: shapes differ");
+  for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += more.data[i];
+}
+
+}  // namespace
+
+TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
+                             const TrainSetup& setup)
+    : graph_(graph), mesh_(mesh), plan_(plan), comm_(comm), setup_(setup), resharder_(mesh, comm),
+      optimizer_(setup.options.optimizer, setup.options.lr) {
+  const auto coords = comm.coords();
+  auto store = [&](const std::string& full, const ir::Param& p, const std::string& use) {
+    const auto given = setup.params.find(full);
+    const Tensor whole = given != setup.params.end() ? given->second : init_param(full, p.type.shape, setup.seed);
+    if (whole.shape != p.type.shape) {
+      throw ir::InputError("parameter '" + full + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
+                           ir::shape_string(p.type.shape));
+    }
+    stored_[full] = {p.type, plan.of(use), use, local_shard(whole, plan.of(use), mesh, coords), {}};
+  };
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    for (const ir::Param& p : node.params) {
+      if (p.tied_to.empty()) store(node.name + "." + p.name, p, node.name + "." + p.name);
+    }
+  }
+  // A tie to a parameter the graph does not store (a stage of a pipeline)
+  // keeps its own copy, seeded or given under the tied-to name.
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    for (const ir::Param& p : node.params) {
+      if (!p.tied_to.empty() && !stored_.count(p.tied_to)) store(p.tied_to, p, node.name + "." + p.name);
+    }
+  }
+}
+
+TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir::Param& p) {
+  return stored_.at(p.tied_to.empty() || !stored_.count(p.tied_to) ? node.name + "." + p.name : p.tied_to);
+}
+
+void TrainingState::begin_step() {
+  local_params_.clear();
+  for (auto& [name, s] : stored_) s.grad = zeros(s.value.shape);
+  for (ir::Vertex v : graph_.topological_order()) {
+    const ir::Node& node = graph_.node(v);
+    for (const ir::Param& p : node.params) {
+      const std::string use = node.name + "." + p.name;
+      const Stored& s = stored_for(node, p);
+      local_params_[use] = s.use == use ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
+    }
+  }
+}
+
+std::unique_ptr<ForwardPass> TrainingState::forward(const std::map<std::string, Tensor>* inputs,
+                                                    const std::map<std::string, Tensor>* local_inputs) {
+  auto pass = std::make_unique<ForwardPass>(graph_, plan_, resharder_, *setup_.kernels,
+                                            ForwardSources{setup_.seed, &setup_.params, inputs, local_inputs, &local_params_},
+                                            true);
+  pass->run();
+  return pass;
+}
+
+std::map<std::string, Tensor> TrainingState::backward(const ForwardPass& pass, std::map<std::string, Tensor> output_grads,
+                                                      const std::set<std::string>& wanted) {
+  std::map<std::string, Tensor> grads = std::move(output_grads);  // node -> gradient of its output, spec without partial
+  std::map<std::string, Tensor> out;
+  auto order = graph_.topological_order();
+  std::reverse(order.begin(), order.end());
+  for (ir::Vertex v : order) {
+    const ir::Node& node = graph_.node(v);
+    auto g = grads.find(node.name);
+    if (g == grads.end()) continue;
+    if (node.kind == ir::kPlaceholder) {
+      out[node.name] = std::move(g->second);
+    } else {
+      backward_op(v, *pass.saved(node.name), std::move(g->second), grads, wanted);
+    }
+    grads.erase(node.name);
+  }
+  return out;
+}
+
+void TrainingState::end_step() {
+  optimizer_.begin_step();
+  for (auto& [name, s] : stored_) optimizer_.update(name, s.value, s.grad);
+}
+
+double TrainingState::take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice,
+                                const Tensor* labels, uint64_t seed, double scale, std::map<std::string, Tensor>& grads) {
+  const ir::Node& node = graph_.node(*graph_.find(output));
+  const ir::Spec& spec = plan_.of(output);
+  LossValue loss = compute_loss(choice, gather(pass.value(output), node.type, spec), labels, seed);
+  if (scale != 1.0) {
+    for (float& g : loss.grad.data) g = static_cast<float>(g * scale);
+  }
+  // Every partial summand of the output has the output's gradient.
+  grads[output] = local_shard(loss.grad, without_partial(spec), mesh_, comm_.coords());
+  return loss.value;
+}
+
+Tensor TrainingState::gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec) {
+  const auto before = comm_.bytes_sent();
+  Tensor whole = reshard(local, spec, ir::replicated(spec.rank()), mesh_, comm_, type.dtype);
+  for (const auto& [kind, bytes] : comm_.bytes_sent()) {
+    const auto was = before.find(kind);
+    excluded_[kind] += bytes - (was == before.end() ? 0 : was->second);
+  }
+  return whole;
+}
+
+std::vector<std::string> TrainingState::stored_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, s] : stored_) out.push_back(name);
+  return out;
+}
+
+Tensor TrainingState::whole_grad(const std::string& name) {
+  Stored& s = stored_.at(name);
+  return gather(s.grad, s.type, s.spec);
+}
+
+void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
+  Stored& s = stored_.at(name);
+  accumulate(s.grad, local_shard(whole, s.spec, mesh_, comm_.coords()));
+}
+
+std::map<std::string, Tensor> TrainingState::whole_grads() {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, s] : stored_) out[name] = gather(s.grad, s.type, s.spec);
+  return out;
+}
+
+std::map<std::string, Tensor> TrainingState::whole_params() {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, s] : stored_) out[name] = gather(s.value, s.type, s.spec);
+  return out;
+}
+
+std::map<costs::CollectiveKind, int64_t> TrainingState::sent() const {
+  std::map<costs::CollectiveKind, int64_t> out;
+  for (const auto& [kind, bytes] : comm_.bytes_sent()) {
+    const auto excluded = excluded_.find(kind);
+    out[kind] = bytes - (excluded == excluded_.end() ? 0 : excluded->second);
+  }
+  return out;
+}
+
+void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_output, std::map<std::string, Tensor>& grads,
+                                const std::set<std::string>& wanted) {
+  const ir::Node& node = graph_.node(v);
+  const Tensor grad_result =
+      resharder_.move(grad_output, node.type, without_partial(plan_.of(node.name)), without_partial(saved.result));
+  Gradients g;
+  if (node.kind == ir::kOutput) {
+    g.inputs.emplace_back(grad_result);
+  } else {
+    const auto kernel = setup_.backward->find(node.kind);
+    if (kernel == setup_.backward->end()) {
+      throw std::invalid_argument("no backward kernel for node '" + node.name + "' (" + node.kind + ")");
+    }
+    const KernelCall call = saved_call(node, saved);
+    g = kernel->second({call, saved.output, grad_result});
+  }
+  // The mesh axes sharding the op's iteration space.
+  std::set<int> used(saved.result.partial.begin(), saved.result.partial.end());
+  add_dim_axes(saved.result, used);
+  for (const auto& spec : saved.input_specs) add_dim_axes(spec, used);
+  for (const ir::Param& p : node.params) add_dim_axes(plan_.of(node.name + "." + p.name), used);
+
+  const auto producers = graph_.inputs_of(v);
+  for (std::size_t i = 0; i < producers.size() && i < g.inputs.size(); ++i) {
+    const ir::Node& producer = graph_.node(producers[i]);
+    const bool flows = producer.kind != ir::kPlaceholder || wanted.count(producer.name);
+    if (!flows || producer.type.dtype == ir::DType::int64 || !g.inputs[i]) continue;
+    const ir::Spec& read = saved.input_specs[i];
+    const ir::Spec from = with_partial(without_partial(read), grad_partial(used, read));
+    accumulate(grads[producer.name],
+               resharder_.move(*g.inputs[i], producer.type, from, without_partial(plan_.of(producer.name))));
+  }
+  if (node.params.empty()) return;
+  const auto contracted = contracted_params(graph_, v);
+  for (std::size_t p = 0; p < node.params.size(); ++p) {
+    const ir::Param& param = node.params[p];
+    const std::string use = node.name + "." + param.name;
+    auto it = g.params.find(param.name);
+    if (it == g.params.end()) throw std::invalid_argument("backward of '" + node.name + "' gave no gradient for " + param.name);
+    Tensor local = std::move(it->second);
+    if (!saved.leader && !contracted[p]) std::fill(local.data.begin(), local.data.end(), 0.0f);
+    const ir::Spec& spec = plan_.of(use);
+    Tensor resolved = resharder_.move(local, param.type, with_partial(spec, grad_partial(used, spec)), spec);
+    Stored& s = stored_for(node, param);
+    accumulate(s.grad, s.use == use ? resolved : resharder_.move(resolved, param.type, spec, s.spec));
+  }
+}
+
+}  // namespace shardsynth::runtime

@@ -1,0 +1,104 @@
+#pragma once
+// One rank's training state under a plan: its parameter shards, their
+// gradients and the optimizer, with the forward and backward passes of one
+// (micro-)batch. train_sharded (runtime/training.hpp) drives it for an
+// intra-op plan; the staged runtime drives one per stage, over micro-batches.
+//
+// Use per optimizer step: begin_step(), then per micro-batch forward() and,
+// later, backward() with the gradients of the pass's outputs, then
+// end_step(). Gradients of every micro-batch add up.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "ir/mesh.hpp"
+#include "runtime/communicator.hpp"
+#include "runtime/loss.hpp"
+#include "runtime/forward_pass.hpp"
+#include "runtime/optimizer.hpp"
+#include "runtime/tensor.hpp"
+#include "runtime/training.hpp"
+
+namespace shardsynth::runtime {
+
+class TrainingState {
+ public:
+  // Takes each stored parameter's shard from setup.params (whole, by full
+  // name) or seeds it. Throws ir::InputError for a wrong shape or a bad
+  // learning rate.
+  TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
+                const TrainSetup& setup);
+
+  // Zeroes the gradients and reshards each tied use from its stored shard.
+  void begin_step();
+  // The forward pass of one micro-batch, kept for its backward: `inputs`
+  // whole by placeholder name, `local_inputs` as local shards (received).
+  std::unique_ptr<ForwardPass> forward(const std::map<std::string, Tensor>* inputs,
+                                       const std::map<std::string, Tensor>* local_inputs);
+  // The backward pass of `pass`. `output_grads`: per output node, the
+  // gradient of its local value, in its spec without partial axes. Returns
+  // the gradients of the placeholders in `wanted` (received activations),
+  // each in its spec without partial axes and summed over its uses.
+  std::map<std::string, Tensor> backward(const ForwardPass& pass, std::map<std::string, Tensor> output_grads,
+                                         const std::set<std::string>& wanted = {});
+  // The optimizer step on every stored shard.
+  void end_step();
+
+  // The loss of `pass`'s output node `output` (gathered whole, outside the
+  // plan's bytes): `labels` whole for next_token, `seed` draws the mse
+  // target. Sets grads[output] to `scale` times its gradient, in the
+  // output's spec without partial axes; returns the loss.
+  double take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice, const Tensor* labels,
+                   uint64_t seed, double scale, std::map<std::string, Tensor>& grads);
+
+  // Full names of the parameters this state stores, in order.
+  std::vector<std::string> stored_names() const;
+  // Stored parameter `name`'s gradient (this step so far) gathered whole,
+  // outside the plan's byte count.
+  Tensor whole_grad(const std::string& name);
+  // Adds `whole` (the parameter's shape) to parameter `name`'s gradient: this rank's slice of it.
+  void add_to_grad(const std::string& name, const Tensor& whole);
+
+  // Every stored parameter's gradient (this step so far) or value, gathered
+  // whole, by full name. Outside the plan's byte count.
+  std::map<std::string, Tensor> whole_grads();
+  std::map<std::string, Tensor> whole_params();
+  // `local` under `spec` gathered whole, outside the plan's byte count.
+  Tensor gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec);
+  // Bytes sent for the plan (the communicator's count less the gathers).
+  std::map<costs::CollectiveKind, int64_t> sent() const;
+  // The cost model's ring bytes of every resharding run.
+  const std::map<costs::CollectiveKind, int64_t>& predicted() const { return resharder_.predicted(); }
+  PricedResharder& resharder() { return resharder_; }
+
+ private:
+  // A parameter as training holds it: one per stored (not tied) parameter.
+  struct Stored {
+    ir::TensorType type;  // global type
+    ir::Spec spec;        // the spec it is stored (and used) in
+    std::string use;      // "node.param" of the use that stores it
+    Tensor value;         // this rank's shard
+    Tensor grad;          // this rank's shard of the step's gradient, resolved to `spec`
+  };
+
+  Stored& stored_for(const ir::Node& node, const ir::Param& p);
+  void backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_output, std::map<std::string, Tensor>& grads,
+                   const std::set<std::string>& wanted);
+
+  const ir::Graph& graph_;
+  const ir::Mesh& mesh_;
+  const PlanSpecs& plan_;
+  Communicator& comm_;
+  const TrainSetup& setup_;
+  PricedResharder resharder_;
+  Optimizer optimizer_;
+  std::map<std::string, Stored> stored_;               // full parameter name -> its shard and gradient
+  std::map<std::string, Tensor> local_params_;         // "node.param" -> the shard each use reads this step
+  std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gathers)
+};
+
+}  // namespace shardsynth::runtime
