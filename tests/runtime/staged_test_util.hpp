@@ -38,7 +38,7 @@ inline ir::StagedSchedule replicated_stages(const ir::Graph& graph, const std::v
   std::vector<ir::Graph> graphs;
   for (auto& stage : staged.stages) {
     graphs.push_back(ir::stage_graph(graph, stage.nodes));
-    stage.schedule = {sub, "alpha-beta", "inference", 0, false, {}, {}};
+    stage.schedule = {sub, "alpha-beta", 0, false, {}, {}};
     for (ir::Vertex v : graphs.back().topological_order()) {
       const ir::Node& node = graphs.back().node(v);
       stage.schedule.specs.push_back({node.name, replicated_text(node.type, sub_rank)});
