@@ -2,6 +2,8 @@
 
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
@@ -68,8 +70,59 @@ StrategyFilter data_parallel(const ir::Mesh& mesh) {
   };
 }
 
+// For a lookup op (an embedding): the factor of its table's rows, a
+// reduction factor the table has and neither the tensor input nor the
+// result has; -1 when the op is none, or when its rows are not the model's
+// output vocabulary (the output's last extent: a word embedding, not a
+// position table).
+int vocab_factor(const ir::Graph& graph, ir::Vertex v, int64_t vocab) {
+  const ir::Node& node = graph.node(v);
+  if (node.params.empty() || ir::is_boundary(node.kind) || graph.inputs_of(v).empty()) return -1;
+  const ir::ShardingRule rule = ir::rule_for(graph, v);
+  const std::size_t table = rule.operands.size() - node.params.size();
+  auto has = [&](const std::vector<ir::DimFactors>& tensor, int f) {
+    for (const auto& dim : tensor) {
+      for (int g : dim) {
+        if (g == f) return true;
+      }
+    }
+    return false;
+  };
+  for (int f = 0; f < static_cast<int>(rule.factors.size()); ++f) {
+    if (rule.factors[f].kind == ir::FactorKind::reduction && has(rule.operands[table], f) &&
+        !has(rule.operands[0], f) && !has(rule.result, f) && rule.factors[f].size == vocab) {
+      return f;
+    }
+  }
+  return -1;
+}
+
 StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
   const int tp = mesh.rank() - 1;
+  // The vocabulary: the model output's last extent. A word embedding is
+  // vocab-parallel when the tensor-parallel degree divides it (Megatron pads
+  // the vocabulary; a degree that does not divide leaves the table free).
+  int64_t vocab = 0;
+  for (ir::Vertex v : graph.topological_order()) {
+    const auto& shape = graph.node(v).type.shape;
+    if (graph.node(v).kind == ir::kOutput && !shape.empty()) vocab = shape.back();
+  }
+  // word embedding -> (its vocabulary factor, the table's other factors)
+  auto lookups = std::make_shared<std::map<ir::Vertex, std::pair<int, std::vector<int>>>>();
+  if (vocab > 0 && vocab % mesh.shape[tp] == 0) {
+    for (ir::Vertex v : graph.topological_order()) {
+      const int f = vocab_factor(graph, v, vocab);
+      if (f < 0) continue;
+      const ir::ShardingRule rule = ir::rule_for(graph, v);
+      std::vector<int> others;
+      for (const auto& dim : rule.operands[rule.operands.size() - graph.node(v).params.size()]) {
+        for (int g : dim) {
+          if (g != f) others.push_back(g);
+        }
+      }
+      (*lookups)[v] = {f, others};
+    }
+  }
   // Column (true) or row (false) for each weight op, by data flow: a weight
   // op is row-parallel when the nearest weight ops upstream of it (through
   // any non-weight ops) are all column-parallel, and column-parallel
@@ -96,8 +149,18 @@ StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
     (*roles)[v] = {w, column};
     seen[v] = Upstream{column, !column};
   }
-  return [roles, tp](const ir::Graph& g, ir::Vertex v, const StrategyInfo& s) {
+  return [roles, lookups, tp](const ir::Graph& g, ir::Vertex v, const StrategyInfo& s) {
     const ir::Node& node = g.node(v);
+    if (auto lookup = lookups->find(v); lookup != lookups->end()) {
+      // Rows on the tensor-parallel axis, the table's other dims whole (the
+      // batch may still be split over the other axes).
+      const auto& [rows, others] = lookup->second;
+      if (s.factor_axes[rows] != std::vector<int>{tp}) return false;
+      for (int f : others) {
+        if (!s.factor_axes[f].empty()) return false;
+      }
+      return true;
+    }
     auto it = roles->find(v);
     if (it == roles->end()) return true;
     const auto& [w, is_column] = it->second;
