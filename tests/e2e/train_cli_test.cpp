@@ -188,3 +188,21 @@ TEST_CASE("train_StagedGpt2FourStagesOfTwoTrainsFourMicroBatches") {
   CHECK(refused.err.find("is an inference plan") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("train_LlamaWithFewerKvHeadsThanTheDegreeTrains") {
+  const auto dir = scratch_dir("train_llama");
+  const std::string plan = (dir / "plan.json").string();
+  const std::string llama = "llama --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 256 --seq 16 --batch 4";
+  const std::pair<const char*, const char*> cases[] = {{"8", " --plan megatron"}, {"2x4", " --peak-tflops 0.001"}};
+  for (const auto& [mesh, options] : cases) {
+    const auto mesh_text = mesh;
+    CAPTURE(mesh_text);
+    REQUIRE(run_command(kSynth + " --quiet --mode training --mesh " + mesh + options + " --schedule " + plan + " " + llama)
+                .exit_code == 0);
+    const auto run = run_command(train(8, plan, "--steps 3 --check", llama));
+    CHECK(run.exit_code == 0);
+    CHECK(count(run.out, ": OK\n") == 3);
+    CHECK(run.out.find("MISMATCH") == std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
