@@ -9,6 +9,7 @@
 #include "ir/op_sharding.hpp"
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
+#include "synth/liveness.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -73,6 +74,25 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
   }
 }
 
+// Each problem node is live over the union of what it holds (synth/liveness.hpp):
+// the outputs of the graph nodes it decides, and the parameters of its op.
+void set_liveness(Lowered& out) {
+  const StepClock clock{out.options.mode, static_cast<int64_t>(out.order.size())};
+  const auto activations = activation_intervals(out.graph, out.order, clock);
+  std::vector<Interval> live(out.problem.nodes.size());
+  for (ir::Vertex v : out.order) {
+    const int n = out.owner[v];
+    live[n] = span(live[n], activations[v]);
+    for (const auto& p : out.graph.node(v).params) {
+      if (p.tied_to.empty()) live[n] = span(live[n], clock.whole());
+    }
+  }
+  for (std::size_t n = 0; n < live.size(); ++n) {
+    out.problem.nodes[n].live_from = live[n].from;
+    out.problem.nodes[n].live_to = live[n].to;
+  }
+}
+
 }  // namespace
 
 const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy) {
@@ -100,7 +120,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
 
   auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
     const ir::Node& node = graph.node(v);
-    ProblemNode pn{node.name, {}, {}, 0, 1};
+    ProblemNode pn{node.name, {}, {}, 0, 0};  // liveness: set_liveness
     for (const auto& s : strategies) {
       pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : s.cost.total());
       int64_t bytes = costs::activation_bytes(node.type, s.output, mesh);
@@ -210,6 +230,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     add_operand_edges(v);
   }
   if (mode == costs::Mode::training) add_tied_edges(out, model);
+  set_liveness(out);
   return out;
 }
 

@@ -16,7 +16,10 @@
 // producer's node to the consumer's, holding the resharding cost for every
 // (producer strategy, consumer strategy) pair (costs::edge_cost, with the
 // gradient's way back in training). A memory budget becomes the problem's
-// usage limit, with every node live at once.
+// usage limit, checked at every time step of the step's order: each node is
+// live over the interval of what it holds (synth/liveness.hpp: an activation
+// until its last use, or in training until its backward; parameters the
+// whole step).
 #include <vector>
 
 #include <functional>

@@ -412,10 +412,9 @@ int run(const Flags& flags, const std::string& model_name) {
   label_stop_reason(result.search);
   const auto& search = result.search;
   log->debug("{}", search_summary(search));
-  int64_t usage = 0;
-  for (std::size_t n = 0; n < search.best.size(); ++n) usage += result.lowered.problem.nodes[n].usages[search.best[n]];
-  log->info("memory per device: {} bytes (parameters{} and activations)", usage,
-            options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
+  const synth::UsagePeak peak = synth::peak_usage(result.lowered.problem, search.best);
+  log->info("memory per device: {} bytes at its peak, time step {} (parameters{} and live activations)", peak.bytes,
+            peak.step, options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
   const auto z3_calls = std::count_if(search.iterations.begin(), search.iterations.end(),
                                       [](const synth::Iteration& it) { return it.source.rfind("z3", 0) == 0; });
   log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,

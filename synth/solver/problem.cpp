@@ -66,6 +66,28 @@ int64_t cost_without_usage(const Problem& p, const Assignment& a) {
   return total;
 }
 
+UsagePeak peak_usage(const Problem& p, const Assignment& a) {
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, usage delta); ends sort before starts at the same time
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& node = p.nodes[i];
+    if (node.live_from >= node.live_to || node.usages.empty()) continue;
+    events.emplace_back(node.live_from, node.usages[a[i]]);
+    events.emplace_back(node.live_to, -node.usages[a[i]]);
+  }
+  std::sort(events.begin(), events.end());
+  UsagePeak peak;
+  __int128 used = 0;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    used += events[k].second;
+    const bool last_at_time = k + 1 == events.size() || events[k + 1].first != events[k].first;
+    if (last_at_time && used > peak.bytes) {
+      peak.bytes = used >= kForbidden ? kForbidden : static_cast<int64_t>(used);
+      peak.step = events[k].first;
+    }
+  }
+  return peak;
+}
+
 bool within_usage_limit(const Problem& p, const Assignment& a) {
   if (!p.usage_limit) return true;
   // Sweep the interval ends in time order: usage only rises at a live_from.

@@ -53,6 +53,14 @@ std::vector<int64_t> usage_check_points(const Problem& problem);
 // time step, the nodes live then (with usages); only sets not contained in
 // another one are kept, in ascending order of their first time step.
 std::vector<std::vector<int>> usage_rows(const Problem& problem);
+// The highest usage of an assignment over time and the first time step at
+// which it occurs (live_from of the node whose start reaches it); {0, 0} for
+// a problem with no live node. Usage sums saturate at kForbidden.
+struct UsagePeak {
+  int64_t bytes = 0;  // usage summed over the nodes live at `step`
+  int64_t step = 0;   // time step of the peak
+};
+UsagePeak peak_usage(const Problem& problem, const Assignment& assignment);
 // Cost of one edge under an assignment.
 int64_t edge_cost(const Problem& problem, const ProblemEdge& edge, const Assignment& assignment);
 // Node and edge costs of an assignment, ignoring the usage limit (kForbidden

@@ -26,8 +26,8 @@ TEST_CASE("synth_PinsGiveMegatronOnTheSeedMlp") {
 TEST_CASE("synth_InfeasiblePinsPrintTheConflictingPins") {
   const auto dir = scratch_dir("pins");
   const auto path = (dir / "plan.json").string();
-  // 72 MB per device holds one replicated weight, not both; the bias pin is not part of the conflict.
-  const auto r = run_command(kSynth + " mlp --memory 72000000 --pin fc1.weight=RR --pin fc1.bias=R --forbid output=SRR"
+  // 60 MB per device holds one replicated weight, not both; the bias pin is not part of the conflict.
+  const auto r = run_command(kSynth + " mlp --memory 60000000 --pin fc1.weight=RR --pin fc1.bias=R --forbid output=SRR"
                              " --pin fc2.weight=RR --schedule " + path);
   CHECK(r.exit_code == 2);
   CHECK(r.err == "synth: error: pins conflict: fc1.weight=RR, fc2.weight=RR cannot hold together (2 of 4 pins)\n");

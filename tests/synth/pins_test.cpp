@@ -70,8 +70,8 @@ TEST_CASE("resolve_pins_BadPinsNameThemselves") {
 }
 
 TEST_CASE("apply_pins_MemoryConflictNamesBothPins") {
-  // 72 MB per device holds either weight replicated, not both.
-  const int64_t budget = 72'000'000;
+  // 60 MB per device holds either weight replicated, not both.
+  const int64_t budget = 60'000'000;
   CHECK_NOTHROW(solve_mlp({parse_pin("fc1.weight=RR")}, "alpha-beta", budget));
   CHECK_NOTHROW(solve_mlp({parse_pin("fc2.weight=RR")}, "alpha-beta", budget));
   try {
