@@ -17,9 +17,11 @@
 //    of the forward collective (all-gather for a slice, reduce-scatter for an
 //    all-gather of a partial gradient, and Megatron's backward all-reduce for
 //    a replicated input to a column-parallel layer);
-//  - a parameter's gradient is resolved to the parameter's own spec: the
-//    all-reduce over every axis on which the parameter is replicated while its
-//    op's data is sharded (data-parallel gradient sync);
+//  - a parameter's gradient in `params` is resolved to the parameter's own
+//    spec: the all-reduce over every axis on which the parameter is
+//    replicated while its op's data is sharded (data-parallel gradient
+//    sync). Lowering passes the tied uses only: an untied parameter's
+//    gradient goes to its storage (costs/param_storage.hpp);
 //  - resolving a partial result inside the op has a free backward (the
 //    gradient of a sum is the replicated gradient), unless the resolution
 //    also moved dims (a reduce-scatter): then the output's gradient is

@@ -1,5 +1,7 @@
 #include "ir/schedule.hpp"
 
+#include <utility>
+
 #include "ir/error.hpp"
 #include "ir/json_field.hpp"
 
@@ -48,14 +50,22 @@ nlohmann::json to_json(const Schedule& s) {
   }
   nlohmann::json specs = nlohmann::json::array();
   for (const auto& t : s.specs) specs.push_back({{"tensor", t.tensor}, {"spec", t.spec}});
-  return {{"format", "shardsynth.schedule/1"},
-          {"mesh", s.mesh},
-          {"cost_model", s.cost_model},
-          {"mode", s.mode},
-          {"cost", s.cost},
-          {"proven_optimal", s.proven_optimal},
-          {"directives", std::move(directives)},
-          {"specs", std::move(specs)}};
+  nlohmann::json out = {{"format", "shardsynth.schedule/1"},
+                         {"mesh", s.mesh},
+                         {"cost_model", s.cost_model},
+                         {"mode", s.mode},
+                         {"cost", s.cost},
+                         {"proven_optimal", s.proven_optimal},
+                         {"directives", std::move(directives)},
+                         {"specs", std::move(specs)}};
+  if (s.memory) {
+    const ScheduleMemory& m = *s.memory;
+    out["memory"] = {{"params", m.params},           {"grads", m.grads},         {"optimizer", m.optimizer},
+                     {"activations", m.activations}, {"transient", m.transient}, {"peak", m.peak},
+                     {"peak_step", m.peak_step},     {"peak_at", m.peak_at}};
+    if (!m.zero_stages.empty()) out["memory"]["zero_stages"] = m.zero_stages;
+  }
+  return out;
 }
 
 namespace {
@@ -108,6 +118,18 @@ Schedule schedule_from_json(const nlohmann::json& j, const std::string& document
   }
   for (const auto& tj : field<std::vector<nlohmann::json>>(j, "specs", "the top level", document)) {
     s.specs.push_back({field<std::string>(tj, "tensor", "a spec entry", document), field<std::string>(tj, "spec", "a spec entry", document)});
+  }
+  if (j.contains("memory")) {
+    const auto mj = field<nlohmann::json>(j, "memory", "the top level", document);
+    ScheduleMemory m;
+    for (auto [name, value] : {std::pair{"params", &m.params}, {"grads", &m.grads}, {"optimizer", &m.optimizer},
+                               {"activations", &m.activations}, {"transient", &m.transient}, {"peak", &m.peak},
+                               {"peak_step", &m.peak_step}}) {
+      *value = field<int64_t>(mj, name, "memory", document);
+    }
+    m.peak_at = field<std::string>(mj, "peak_at", "memory", document);
+    if (mj.contains("zero_stages")) m.zero_stages = field<std::vector<int64_t>>(mj, "zero_stages", "memory", document);
+    s.memory = m;
   }
   return s;
 }

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace shardsynth::ir {
 
 enum class DirectiveKind { shard, sync };
@@ -30,11 +32,37 @@ struct Directive {
   bool operator==(const Directive&) const = default;
 };
 
+// A training plan that keeps a parameter apart from its use names its
+// storage as tensors of its own: "node.param:stored" (the parameter between
+// steps), ":grad" (the gradient buffer), ":state" (the optimizer state). An
+// entry left out is the one before it: stored = the use's spec, grad =
+// stored, state = grad (costs/param_storage.hpp).
+inline constexpr const char* kStoredSuffix = ":stored";
+inline constexpr const char* kGradSuffix = ":grad";
+inline constexpr const char* kStateSuffix = ":state";
+
 struct TensorSpec {
-  std::string tensor;  // node name, or "node.param" for a parameter
+  std::string tensor;  // node name, "node.param" for a parameter, or a parameter's storage (suffixes above)
   std::string spec;    // spec text of that tensor in the chosen plan
 
   bool operator==(const TensorSpec&) const = default;
+};
+
+// A plan's predicted bytes per device, by what they hold (synth
+// --memory-report; costs/param_storage.hpp, synth/liveness.hpp). Every
+// device of an intra-op plan holds the same shard sizes.
+struct ScheduleMemory {
+  int64_t params = 0;       // parameter shards, as stored
+  int64_t grads = 0;        // gradient buffers (training)
+  int64_t optimizer = 0;    // Adam's moments (training)
+  int64_t activations = 0;  // activations live at the peak (in training: saved for the backward)
+  int64_t transient = 0;    // gathered parameters and collective scratch (not modelled: 0)
+  int64_t peak = 0;         // the sum of the above: the plan's peak
+  int64_t peak_step = 0;    // time step of the peak (synth/liveness.hpp's order)
+  std::string peak_at;      // what runs at that step: "forward of NODE", "backward of NODE", "optimizer"
+  std::vector<int64_t> zero_stages;  // training: parameter elements kept at ZeRO stage 0 (as used), 1, 2, 3
+
+  bool operator==(const ScheduleMemory&) const = default;
 };
 
 struct Schedule {
@@ -45,6 +73,7 @@ struct Schedule {
   std::vector<Directive> directives;     // in graph order
   std::vector<TensorSpec> specs;         // every tensor's spec, in graph order
   std::string mode = "inference";        // "inference" or "training": the step the plan was priced for
+  std::optional<ScheduleMemory> memory;  // predicted memory per device, when asked for (JSON key "memory")
 
   bool operator==(const Schedule&) const = default;
 };

@@ -43,7 +43,14 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
   for (ir::Vertex v : graph.topological_order()) {
     const ir::Node& node = graph.node(v);
     check(node.name, node.type);
-    for (const ir::Param& p : node.params) check(node.name + "." + p.name, p.type);
+    for (const ir::Param& p : node.params) {
+      const std::string tensor = node.name + "." + p.name;
+      check(tensor, p.type);
+      // A training plan's storage of the parameter, where it names one (ir::kStoredSuffix).
+      for (const char* suffix : {ir::kStoredSuffix, ir::kGradSuffix, ir::kStateSuffix}) {
+        if (specs.count(tensor + suffix)) check(tensor + suffix, p.type);
+      }
+    }
   }
   for (const auto& t : schedule.specs) {
     if (!tensors.count(t.tensor)) throw ir::InputError(where + ": spec for tensor '" + t.tensor + "', which the graph lacks");

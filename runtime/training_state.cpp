@@ -7,6 +7,7 @@
 
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
+#include "ir/schedule.hpp"
 #include "runtime/backward.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reshard.hpp"
@@ -67,7 +68,15 @@ TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const
       throw ir::InputError("parameter '" + full + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
                            ir::shape_string(p.type.shape));
     }
-    stored_[full] = {p.type, plan.of(use), use, local_shard(whole, plan.of(use), mesh, coords), {}};
+    // An entry the schedule leaves out is the one before it (ir::kStoredSuffix).
+    auto spec_or = [&](const std::string& tensor, const ir::Spec& fallback) {
+      const auto it = plan.specs.find(tensor);
+      return it == plan.specs.end() ? fallback : it->second;
+    };
+    const ir::Spec stored = spec_or(use + ir::kStoredSuffix, plan.of(use));
+    const ir::Spec grad = spec_or(use + ir::kGradSuffix, stored);
+    const ir::Spec state = spec_or(use + ir::kStateSuffix, grad);
+    stored_[full] = {p.type, stored, grad, state, use, local_shard(whole, stored, mesh, coords), {}};
   };
   for (ir::Vertex v : graph.topological_order()) {
     const ir::Node& node = graph.node(v);
@@ -91,13 +100,14 @@ TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir:
 
 void TrainingState::begin_step() {
   local_params_.clear();
-  for (auto& [name, s] : stored_) s.grad = zeros(s.value.shape);
+  for (auto& [name, s] : stored_) s.grad = zeros(ir::local_shape(s.type.shape, s.grad_spec, mesh_));
   for (ir::Vertex v : graph_.topological_order()) {
     const ir::Node& node = graph_.node(v);
     for (const ir::Param& p : node.params) {
       const std::string use = node.name + "." + p.name;
       const Stored& s = stored_for(node, p);
-      local_params_[use] = s.use == use ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
+      local_params_[use] =
+          s.use == use && s.spec == plan_.of(use) ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
     }
   }
 }
@@ -133,7 +143,18 @@ std::map<std::string, Tensor> TrainingState::backward(const ForwardPass& pass, s
 
 void TrainingState::end_step() {
   optimizer_.begin_step();
-  for (auto& [name, s] : stored_) optimizer_.update(name, s.value, s.grad);
+  for (auto& [name, s] : stored_) {
+    if (s.state_spec == s.spec && s.grad_spec == s.spec) {
+      optimizer_.update(name, s.value, s.grad);
+      continue;
+    }
+    // ZeRO: update this rank's state shard (slices of the parameter and the
+    // gradient), then gather the updated shard back to the stored spec.
+    Tensor value = resharder_.move(s.value, s.type, s.spec, s.state_spec);
+    const Tensor grad = resharder_.move(s.grad, s.type, s.grad_spec, s.state_spec);
+    optimizer_.update(name, value, grad);
+    s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
+  }
 }
 
 double TrainingState::take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice,
@@ -177,7 +198,7 @@ void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
 
 std::map<std::string, Tensor> TrainingState::whole_grads() {
   std::map<std::string, Tensor> out;
-  for (auto& [name, s] : stored_) out[name] = gather(s.grad, s.type, s.spec);
+  for (auto& [name, s] : stored_) out[name] = gather(s.grad, s.type, s.grad_spec);
   return out;
 }
 
@@ -238,9 +259,20 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     Tensor local = std::move(it->second);
     if (!saved.leader && !contracted[p]) std::fill(local.data.begin(), local.data.end(), 0.0f);
     const ir::Spec& spec = plan_.of(use);
-    Tensor resolved = resharder_.move(local, param.type, with_partial(spec, grad_partial(used, spec)), spec);
+    const ir::Spec partial = with_partial(spec, grad_partial(used, spec));
     Stored& s = stored_for(node, param);
-    accumulate(s.grad, s.use == use ? resolved : resharder_.move(resolved, param.type, spec, s.spec));
+    if (s.use == use) {
+      // Stored elsewhere than used (ZeRO-3): the backward gathers it again,
+      // as the forward did (costs::storage_cost prices both); the gradient is
+      // reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
+      if (s.spec != spec) resharder_.move(s.value, s.type, s.spec, spec);
+      accumulate(s.grad, resharder_.move(local, param.type, partial, s.grad_spec));
+      continue;
+    }
+    // A tied use: resolved in its own spec, then sent to the stored spec and into the buffer.
+    const Tensor resolved = resharder_.move(local, param.type, partial, spec);
+    const Tensor at_stored = resharder_.move(resolved, param.type, spec, s.spec);
+    accumulate(s.grad, s.grad_spec == s.spec ? at_stored : resharder_.move(at_stored, param.type, s.spec, s.grad_spec));
   }
 }
 

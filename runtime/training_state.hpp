@@ -33,7 +33,8 @@ class TrainingState {
   TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
                 const TrainSetup& setup);
 
-  // Zeroes the gradients and reshards each tied use from its stored shard.
+  // Zeroes the gradients and moves each use's parameter from its stored
+  // shard (a gather when it is stored more sharded: ZeRO-3; a tied use).
   void begin_step();
   // The forward pass of one micro-batch, kept for its backward: `inputs`
   // whole by placeholder name, `local_inputs` as local shards (received).
@@ -45,7 +46,8 @@ class TrainingState {
   // each in its spec without partial axes and summed over its uses.
   std::map<std::string, Tensor> backward(const ForwardPass& pass, std::map<std::string, Tensor> output_grads,
                                          const std::set<std::string>& wanted = {});
-  // The optimizer step on every stored shard.
+  // The optimizer step on every parameter's state shard, which is then
+  // moved back to its stored spec.
   void end_step();
 
   // The loss of `pass`'s output node `output` (gathered whole, outside the
@@ -77,12 +79,16 @@ class TrainingState {
 
  private:
   // A parameter as training holds it: one per stored (not tied) parameter.
+  // The schedule's storage entries (ir::kStoredSuffix...) say where; without
+  // them it is stored, reduced and updated in its use's spec.
   struct Stored {
     ir::TensorType type;  // global type
-    ir::Spec spec;        // the spec it is stored (and used) in
+    ir::Spec spec;        // the spec it is stored in between steps
+    ir::Spec grad_spec;   // the spec its gradient is reduced into
+    ir::Spec state_spec;  // the spec the optimizer updates it in (its Adam state's)
     std::string use;      // "node.param" of the use that stores it
-    Tensor value;         // this rank's shard
-    Tensor grad;          // this rank's shard of the step's gradient, resolved to `spec`
+    Tensor value;         // this rank's shard, in `spec`
+    Tensor grad;          // this rank's shard of the step's gradient, in `grad_spec`
   };
 
   Stored& stored_for(const ir::Node& node, const ir::Param& p);

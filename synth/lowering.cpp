@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
+#include "costs/param_storage.hpp"
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
 #include "synth/liveness.hpp"
@@ -58,14 +60,18 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
       const auto it = stored.find(node.params[p].tied_to);
       if (it == stored.end()) continue;
       const auto [u, q] = it->second;
-      const int from = out.owner[u];
+      const int from = out.storage[u][q];
       const int to = out.owner[v];
+      const ir::TensorType& type = node.params[p].type;
       ProblemEdge edge{from, to, {}};
-      for (std::size_t a = 0; a < out.nodes[from].strategies.size(); ++a) {
+      for (const auto& held : out.nodes[from].strategies) {
+        // The use's gradient goes to the stored spec, then to the gradient buffer (a slice).
+        const costs::ParamStorage& storage = held.storage->storage;
+        const auto to_grad = model.reshard_cost(type, storage.stored, storage.grad, out.mesh);
         for (std::size_t b = 0; b < out.nodes[to].strategies.size(); ++b) {
-          edge.costs.push_back(costs::tied_param_cost(model, out.options.mode, node.params[p].type, param_spec(out, u, q, a),
-                                                      param_spec(out, v, static_cast<int>(p), b), out.mesh)
-                                   .value_or(kForbidden));
+          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored,
+                                                   param_spec(out, v, static_cast<int>(p), b), out.mesh);
+          edge.costs.push_back(tied && to_grad ? *tied + *to_grad : kForbidden);
         }
       }
       out.problem.edges.push_back(std::move(edge));
@@ -74,8 +80,38 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
   }
 }
 
+// One problem edge per storage node, to its op (costs::storage_cost): a
+// storage choice prices the use spec it was made for, and forbids the others.
+void add_storage_edges(Lowered& out, const costs::CostModel& model) {
+  for (ir::Vertex v : out.order) {
+    const ir::Node& node = out.graph.node(v);
+    for (std::size_t p = 0; p < out.storage[v].size(); ++p) {
+      const int from = out.storage[v][p];
+      if (from < 0) continue;
+      const int to = out.owner[v];
+      const ir::TensorType& type = node.params[p].type;
+      ProblemEdge edge{from, to, {}};
+      for (const auto& held : out.nodes[from].strategies) {
+        const StorageChoice& choice = *held.storage;
+        for (const auto& s : out.nodes[to].strategies) {
+          const std::size_t operand = s.operands.size() - node.params.size() + p;
+          if (s.operands[operand] != choice.use) {
+            edge.costs.push_back(kForbidden);
+            continue;
+          }
+          const costs::OperandUse use{type, s.operands[operand], s.grad_partial[operand]};
+          edge.costs.push_back(costs::storage_cost(model, choice.storage, use, out.mesh).value_or(kForbidden));
+        }
+      }
+      out.problem.edges.push_back(std::move(edge));
+      out.stored.push_back({v, static_cast<int>(p)});
+    }
+  }
+}
+
 // Each problem node is live over the union of what it holds (synth/liveness.hpp):
-// the outputs of the graph nodes it decides, and the parameters of its op.
+// the outputs of the graph nodes it decides, and the parameters of its op
+// that have no storage node; a storage node, the whole step.
 void set_liveness(Lowered& out) {
   const StepClock clock{out.options.mode, static_cast<int64_t>(out.order.size())};
   const auto activations = activation_intervals(out.graph, out.order, clock);
@@ -83,8 +119,11 @@ void set_liveness(Lowered& out) {
   for (ir::Vertex v : out.order) {
     const int n = out.owner[v];
     live[n] = span(live[n], activations[v]);
-    for (const auto& p : out.graph.node(v).params) {
-      if (p.tied_to.empty()) live[n] = span(live[n], clock.whole());
+    const auto& params = out.graph.node(v).params;
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      if (!params[p].tied_to.empty()) continue;
+      const int holder = out.storage[v].empty() || out.storage[v][p] < 0 ? n : out.storage[v][p];
+      live[holder] = span(live[holder], clock.whole());
     }
   }
   for (std::size_t n = 0; n < live.size(); ++n) {
@@ -100,6 +139,12 @@ const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std:
   return info.operands[info.operands.size() - lowered.graph.node(v).params.size() + param];
 }
 
+std::optional<StorageChoice> storage_choice(const Lowered& lowered, const Assignment& assignment, ir::Vertex v, int param) {
+  const auto& nodes = lowered.storage.at(v);
+  if (param >= static_cast<int>(nodes.size()) || nodes[param] < 0) return std::nullopt;
+  return lowered.nodes[nodes[param]].strategies[assignment[nodes[param]]].storage;
+}
+
 std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered) {
   std::vector<std::vector<int>> into(lowered.graph.size());
   for (std::size_t e = 0; e < lowered.edges.size(); ++e) into[lowered.edges[e].consumer].push_back(static_cast<int>(e));
@@ -113,10 +158,14 @@ const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment
 
 Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options) {
   const ir::SpecSpace space = model.spec_space(mesh);
-  Lowered out{graph, mesh, graph.topological_order(), {}, {}, {}, {}, std::vector<int>(graph.size(), -1), options};
+  Lowered out{graph,   mesh, graph.topological_order(), {}, {}, {}, {}, {}, std::vector<int>(graph.size(), -1),
+              std::vector<std::vector<int>>(graph.size()), options};
   Problem& problem = out.problem;
   problem.usage_limit = options.memory_budget;
   const costs::Mode mode = options.mode;
+
+  // In training each untied parameter has a storage node of its own.
+  const bool stores = mode == costs::Mode::training;
 
   auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
     const ir::Node& node = graph.node(v);
@@ -124,7 +173,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     for (const auto& s : strategies) {
       pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : s.cost.total());
       int64_t bytes = costs::activation_bytes(node.type, s.output, mesh);
-      for (std::size_t p = 0; p < node.params.size(); ++p) {
+      for (std::size_t p = 0; p < node.params.size() && !stores; ++p) {
         if (!node.params[p].tied_to.empty()) continue;  // held by the parameter it is tied to
         const auto& spec = s.operands[s.operands.size() - node.params.size() + p];
         bytes += costs::param_bytes(mode, node.params[p].type, spec, mesh);
@@ -134,6 +183,31 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     problem.nodes.push_back(std::move(pn));
     out.nodes.push_back({role, v, std::move(strategies)});
     out.owner[v] = static_cast<int>(problem.nodes.size() - 1);
+  };
+
+  // The storage node of op v's parameter p: every choice for every spec the op may read it in.
+  auto add_storage_node = [&](ir::Vertex v, int p) {
+    const ir::Node& node = graph.node(v);
+    const ir::Param& param = node.params[p];
+    const NodeLabel& op = out.nodes[out.owner[v]];
+    std::set<ir::Spec> uses;
+    for (const auto& s : op.strategies) uses.insert(s.operands[s.operands.size() - node.params.size() + p]);
+    ProblemNode pn{node.name + "." + param.name, {}, {}, 0, 0};
+    std::vector<StrategyInfo> strategies;
+    for (const auto& use : uses) {
+      for (auto& choice : storage_choices(use, param.type.shape, mesh)) {
+        StrategyInfo s;
+        s.operands = {choice.storage.grad, choice.storage.state};
+        s.result = s.output = choice.storage.stored;
+        s.storage = std::move(choice);
+        pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : 0);
+        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh).total());
+        strategies.push_back(std::move(s));
+      }
+    }
+    problem.nodes.push_back(std::move(pn));
+    out.nodes.push_back({NodeRole::storage, v, std::move(strategies), p});
+    out.storage[v][p] = static_cast<int>(problem.nodes.size() - 1);
   };
 
   // Edges from every tensor operand's producer to the node deciding the consumer's operand specs.
@@ -215,6 +289,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       for (const auto& dims : rule.operands) s.grad_partial.push_back(grad_partial_axes(dims, sharding.factor_axes));
       std::vector<costs::OperandUse> params;
       for (std::size_t p = 0; p < node.params.size(); ++p) {
+        if (stores && node.params[p].tied_to.empty()) continue;  // its storage edge resolves its gradient
         params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
       }
       auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
@@ -228,8 +303,15 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     }
     add_node(v, NodeRole::op, std::move(strategies));
     add_operand_edges(v);
+    out.storage[v].assign(node.params.size(), -1);
+    for (std::size_t p = 0; p < node.params.size() && stores; ++p) {
+      if (node.params[p].tied_to.empty()) add_storage_node(v, static_cast<int>(p));
+    }
   }
-  if (mode == costs::Mode::training) add_tied_edges(out, model);
+  if (mode == costs::Mode::training) {
+    add_tied_edges(out, model);
+    add_storage_edges(out, model);
+  }
   set_liveness(out);
   return out;
 }

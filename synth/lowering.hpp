@@ -31,10 +31,11 @@
 #include "ir/mesh.hpp"
 #include "ir/spec.hpp"
 #include "synth/solver/problem.hpp"
+#include "synth/storage.hpp"
 
 namespace shardsynth::synth {
 
-enum class NodeRole { input, op, output };
+enum class NodeRole { input, op, output, storage };
 
 struct StrategyInfo {
   std::vector<ir::Spec> operands;  // spec each operand is consumed in: tensor inputs, then params (stored layout)
@@ -43,6 +44,8 @@ struct StrategyInfo {
   std::vector<std::vector<int>> grad_partial;  // per operand: mesh axes its gradient comes out partial on
   costs::OpCost cost;              // the op's own cost under this strategy (not its edges)
   std::vector<std::vector<int>> factor_axes;  // ops: per factor of the op's rule, the mesh axes sharding it
+  std::optional<StorageChoice> storage;       // storage nodes only: where the parameter lives (operands: grad, state;
+                                              // result and output: the stored spec)
 };
 
 // Decides whether a strategy of graph node v may be chosen (pins, plans).
@@ -56,8 +59,9 @@ struct LowerOptions {
 
 struct NodeLabel {
   NodeRole role = NodeRole::op;            // what the node stands for
-  ir::Vertex vertex = 0;                   // the graph node
+  ir::Vertex vertex = 0;                   // the graph node (a storage node: the op using the parameter)
   std::vector<StrategyInfo> strategies;    // parallel to the problem node's strategies
+  int param = -1;                          // storage nodes: index of the parameter in the op's params
 };
 
 struct EdgeLabel {
@@ -75,6 +79,14 @@ struct TiedEdgeLabel {
   int use_param = 0;      // index of the tied parameter in the use's params
 };
 
+// A problem edge from a parameter's storage node to its op (training): it
+// prices costs::storage_cost, forbidden where the storage choice serves
+// another use spec than the op's strategy reads.
+struct StorageEdgeLabel {
+  ir::Vertex vertex = 0;  // the op
+  int param = 0;          // index of the parameter in its params
+};
+
 struct Lowered {
   ir::Graph graph;                    // the graph lowered (copied, so the result stands alone)
   ir::Mesh mesh;                      // the mesh
@@ -83,7 +95,9 @@ struct Lowered {
   std::vector<NodeLabel> nodes;       // parallel to problem.nodes
   std::vector<EdgeLabel> edges;       // parallel to the first edges.size() problem edges (operand edges)
   std::vector<TiedEdgeLabel> tied;    // parallel to the problem edges after them (tied parameters, training)
+  std::vector<StorageEdgeLabel> stored;  // parallel to the problem edges after those (storage, training)
   std::vector<int> owner;             // per graph vertex: problem node deciding its output spec
+  std::vector<std::vector<int>> storage;  // per graph vertex, per param: its storage problem node; -1 = none
   LowerOptions options;               // how it was lowered
 };
 
@@ -94,6 +108,10 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
 // The spec in which strategy `strategy` of the node owning graph node v reads
 // v's parameter `param` (an index into the node's params).
 const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy);
+
+// The storage choice of graph node v's parameter `param` under an
+// assignment; nullopt when it has no storage node (inference, tied uses).
+std::optional<StorageChoice> storage_choice(const Lowered& lowered, const Assignment& assignment, ir::Vertex v, int param);
 
 // Problem edge indices per consuming graph vertex, in operand order.
 std::vector<std::vector<int>> edges_by_consumer(const Lowered& lowered);

@@ -181,15 +181,28 @@ StrategyFilter megatron(const ir::Graph& graph, const ir::Mesh& mesh) {
   };
 }
 
+// `ops` for the ops, and ZeRO stage `stage` for every parameter's storage.
+StrategyFilter with_storage(StrategyFilter ops, int stage) {
+  return [ops = std::move(ops), stage](const ir::Graph& graph, ir::Vertex v, const StrategyInfo& s) {
+    return s.storage ? s.storage->realizes(stage) : ops(graph, v, s);
+  };
+}
+
 }  // namespace
 
-std::vector<std::string> plan_names() { return {"data-parallel", "megatron", std::string(kRandomPlan)}; }
+std::vector<std::string> plan_names() {
+  return {"data-parallel", "zero1", "fsdp", "megatron", "megatron-fsdp", std::string(kRandomPlan)};
+}
 
 StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh) {
-  if (name == "data-parallel") return data_parallel(mesh);
-  if (name == "megatron") return megatron(graph, mesh);
+  if (name == "data-parallel") return with_storage(data_parallel(mesh), 0);
+  if (name == "zero1") return with_storage(data_parallel(mesh), 1);
+  if (name == "fsdp") return with_storage(data_parallel(mesh), 3);
+  if (name == "megatron") return with_storage(megatron(graph, mesh), 0);
+  if (name == "megatron-fsdp") return with_storage(megatron(graph, mesh), 3);
   if (name == kRandomPlan) throw ir::InputError("--plan random draws a plan (synth::random_plan); it is no family to search");
-  throw ir::InputError("unknown plan '" + std::string(name) + "' (known: data-parallel, megatron, random)");
+  throw ir::InputError("unknown plan '" + std::string(name) +
+                       "' (known: data-parallel, zero1, fsdp, megatron, megatron-fsdp, random)");
 }
 
 }  // namespace shardsynth::synth

@@ -21,6 +21,13 @@
 //    embeddings may be sharded (Megatron shards them too), activations take
 //    whatever spec is cheapest, and other mesh axes may carry data
 //    parallelism.
+//  - "zero1" and "fsdp": data-parallel ops, with every parameter's optimizer
+//    state (zero1) or parameter, gradient and state (fsdp: ZeRO-3) sharded
+//    over the mesh axes its use leaves unused (synth/storage.hpp); and
+//    "megatron-fsdp", Megatron's ops with fsdp's storage (on a 2-D mesh, the
+//    parameters sharded over the data-parallel axis too). In inference
+//    there is no storage choice: they are data-parallel and megatron.
+//  The others store every parameter as its op reads it (no ZeRO).
 //
 // "random" is no family: `--plan random --seed N` draws one random legal plan
 // instead of searching (synth/random_plan.hpp, synth::random_plan).

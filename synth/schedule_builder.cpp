@@ -54,7 +54,15 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
     for (std::size_t p = 0; p < node.params.size(); ++p) {
       const ir::Spec& spec = s.operands[first_param + p];
       const int offset = static_cast<int>(node.params[p].type.shape.size()) - spec.rank();
-      schedule.specs.push_back({node.name + "." + node.params[p].name, text(spec)});
+      const std::string tensor = node.name + "." + node.params[p].name;
+      schedule.specs.push_back({tensor, text(spec)});
+      // Storage apart from the use (training): only what differs from the step before.
+      if (const auto held = storage_choice(lowered, a, v, static_cast<int>(p))) {
+        const costs::ParamStorage& storage = held->storage;
+        if (storage.stored != spec) schedule.specs.push_back({tensor + ir::kStoredSuffix, text(storage.stored)});
+        if (storage.grad != storage.stored) schedule.specs.push_back({tensor + ir::kGradSuffix, text(storage.grad)});
+        if (storage.state != storage.grad) schedule.specs.push_back({tensor + ir::kStateSuffix, text(storage.state)});
+      }
       for (int d = 0; d < spec.rank(); ++d) {
         if (!spec.dims[d].empty()) {
           ir::Directive shard{ir::DirectiveKind::shard, node.name, node.params[p].name, offset + d, spec.blocks_of(d), {}};
@@ -100,10 +108,34 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
     if (it == specs.end()) throw ir::InputError("schedule: no spec for tensor '" + tensor + "'");
     return it->second;
   };
+  // A storage entry the schedule leaves out is the one before it (use, stored, grad).
+  auto spec_or = [&](const std::string& tensor, const std::string& fallback) {
+    auto it = specs.find(tensor);
+    return it == specs.end() ? fallback : it->second;
+  };
   Assignment a(lowered.nodes.size(), -1);
   for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
     const NodeLabel& label = lowered.nodes[n];
     const ir::Node& node = graph.node(label.vertex);
+    if (label.role == NodeRole::storage) {
+      const std::string tensor = node.name + "." + node.params[label.param].name;
+      const std::string use = spec_of(tensor);
+      const std::string stored = spec_or(tensor + ir::kStoredSuffix, use);
+      const std::string grad = spec_or(tensor + ir::kGradSuffix, stored);
+      const std::string state = spec_or(tensor + ir::kStateSuffix, grad);
+      for (std::size_t s = 0; s < label.strategies.size() && a[n] < 0; ++s) {
+        const StorageChoice& c = *label.strategies[s].storage;
+        const bool match = ir::to_string(c.use, mesh_rank) == use && ir::to_string(c.storage.stored, mesh_rank) == stored &&
+                           ir::to_string(c.storage.grad, mesh_rank) == grad &&
+                           ir::to_string(c.storage.state, mesh_rank) == state;
+        if (match && lowered.problem.nodes[n].costs[s] < kForbidden) a[n] = static_cast<int>(s);
+      }
+      if (a[n] < 0) {
+        throw ir::InputError("schedule: parameter '" + tensor + "' has no legal storage " + stored + " (gradient " + grad +
+                             ", state " + state + ") for use " + use);
+      }
+      continue;
+    }
     const auto inputs = graph.inputs_of(label.vertex);
     std::vector<std::string> want_operands;
     for (std::size_t i = 0; i < inputs.size(); ++i) {

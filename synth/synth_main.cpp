@@ -24,10 +24,12 @@
 #include "ir/version.hpp"
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
+#include "synth/memory_figures.hpp"
 #include "synth/plans.hpp"
 #include "synth/report/cost_plot.hpp"
 #include "synth/report/graphviz.hpp"
 #include "synth/report/iteration_table.hpp"
+#include "synth/report/memory_report.hpp"
 #include "synth/report/progress_line.hpp"
 #include "synth/report/trace_command.hpp"
 #include "synth/report/trace_jsonl.hpp"
@@ -50,7 +52,8 @@ struct Flags {
   double peak_tflops = 0;                // --peak-tflops; 0 = the mesh default
   std::string cost_model = "alpha-beta"; // --cost-model
   std::string mode = "inference";        // --mode
-  int64_t memory = 0;                    // --memory, bytes per device; 0 = no budget
+  int64_t memory = 0;                    // --memory, bytes per device (above 0); 0 = not given, no budget
+  bool memory_report = false;            // --memory-report: the plan's memory per device, printed and in the schedule
   std::string schedule_path;             // --schedule
   bool quiet = false;                    // --quiet
   bool verbose = false;                  // --verbose
@@ -425,6 +428,10 @@ int run(const Flags& flags, const std::string& model_name) {
                                                  gap_text(search) + "):\n";
   if (flags.quiet) text.clear();
   text += ir::directives_text(result.schedule);
+  if (flags.memory_report) {
+    result.schedule.memory = synth::memory_figures(result.lowered, search.best);
+    text += "\n" + synth::memory_report_text(*result.schedule.memory, mesh, options.lower.mode);
+  }
 
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
@@ -448,11 +455,15 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--cost-model", flags.cost_model, "alpha-beta (nanoseconds) or slapo (the PR's volume model)")
       ->capture_default_str();
   app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
-  app.add_option("--memory", flags.memory, "per-device memory budget in bytes (0: none)")->check(ir::non_negative_number());
+  app.add_option("--memory", flags.memory, "per-device memory budget in bytes (above 0; default: none)")
+      ->check(ir::positive_number());
+  app.add_flag("--memory-report", flags.memory_report,
+               "print the plan's memory per device (parameters, gradients, optimizer state, activations, peak) and add "
+               "it to the schedule");
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan,
-                 "restrict the search to a plan family (megatron or data-parallel), or draw one random legal plan (random, with --seed)");
+                 "restrict the search to a plan family (data-parallel, zero1, fsdp, megatron, megatron-fsdp), or draw one random legal plan (random, with --seed)");
   app.add_option("--pin", flags.pins, "fix a tensor's spec: fc1.weight=SR (repeatable; TENSOR!=SPEC forbids)");
   app.add_option("--forbid", flags.forbids, "forbid a spec for a tensor: output=SR (repeatable)");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")

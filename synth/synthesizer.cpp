@@ -1,6 +1,7 @@
 #include "synth/synthesizer.hpp"
 
 #include "ir/error.hpp"
+#include "synth/memory_figures.hpp"
 #include "synth/random_plan.hpp"
 #include "synth/schedule_builder.hpp"
 
@@ -15,9 +16,23 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   SynthResult result{lower(graph, mesh, model, options.lower), {}, {}};
   result.lowered.problem.name = "graph";
   apply_pins(result.lowered, options.pins);
-  result.search = run_cegis(result.lowered.problem, options.cegis, [&](const Iteration& it) {
-    if (on_iteration) on_iteration(result.lowered, it);
-  });
+  const Problem& problem = result.lowered.problem;
+  // A budget below what every plan needs, or that no plan meets: one labelled line.
+  auto no_plan_fits = [&] {
+    const UsagePeak least = least_peak(problem);
+    return ir::InputError("no plan fits in " + std::to_string(*problem.usage_limit) +
+                          " bytes per device: every plan needs at least " + std::to_string(least.bytes) +
+                          " (time step " + std::to_string(least.step) + ", " + step_name(result.lowered, least.step) + ")");
+  };
+  if (problem.usage_limit && least_peak(problem).bytes > *problem.usage_limit) throw no_plan_fits();
+  try {
+    result.search = run_cegis(problem, options.cegis, [&](const Iteration& it) {
+      if (on_iteration) on_iteration(result.lowered, it);
+    });
+  } catch (const ir::InputError&) {
+    if (problem.usage_limit) throw no_plan_fits();
+    throw;
+  }
   if (result.search.best.empty()) throw NoPlanError("no plan found before the search stopped (" + result.search.stop_reason + ")");
   result.schedule = build_schedule(result.lowered, result.search.best, model.name(), result.search.best_cost,
                                    result.search.proven_optimal);

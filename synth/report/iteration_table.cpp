@@ -78,12 +78,26 @@ std::vector<IterationRow> iteration_rows(const Lowered& lowered, const Assignmen
   for (std::size_t t = 0; t < lowered.tied.size(); ++t) {
     const TiedEdgeLabel& tie = lowered.tied[t];
     const ir::Node& use = graph.node(tie.use);
-    const int stored = lowered.owner[tie.stored];
     const int user = lowered.owner[tie.use];
-    rows.push_back({use.name + "." + use.params[tie.use_param].name + " (tied)",
-                    ir::to_string(param_spec(lowered, tie.stored, tie.stored_param, a[stored]), mesh_rank),
+    const auto held = storage_choice(lowered, a, tie.stored, tie.stored_param);
+    const ir::Spec& stored = held ? held->storage.stored : param_spec(lowered, tie.stored, tie.stored_param, a[lowered.owner[tie.stored]]);
+    rows.push_back({use.name + "." + use.params[tie.use_param].name + " (tied)", ir::to_string(stored, mesh_rank),
                     ir::to_string(param_spec(lowered, tie.use, tie.use_param, a[user]), mesh_rank),
                     edge_cost(problem, problem.edges[lowered.edges.size() + t], a)});
+  }
+  // Stored parameters (training): stored/gradient/state specs, the use's
+  // spec, and the per-step gathers and gradient reduction between them.
+  const std::size_t first_stored = lowered.edges.size() + lowered.tied.size();
+  for (std::size_t k = 0; k < lowered.stored.size(); ++k) {
+    const StorageEdgeLabel& label = lowered.stored[k];
+    const auto choice = storage_choice(lowered, a, label.vertex, label.param);
+    const costs::ParamStorage& held = choice->storage;
+    const ir::Node& node = graph.node(label.vertex);
+    rows.push_back({node.name + "." + node.params[label.param].name + " (stored)",
+                    ir::to_string(held.stored, mesh_rank) + "/" + ir::to_string(held.grad, mesh_rank) + "/" +
+                        ir::to_string(held.state, mesh_rank),
+                    ir::to_string(param_spec(lowered, label.vertex, label.param, a[lowered.owner[label.vertex]]), mesh_rank),
+                    edge_cost(problem, problem.edges[first_stored + k], a)});
   }
   return rows;
 }

@@ -67,6 +67,7 @@ int64_t cost_without_usage(const Problem& p, const Assignment& a) {
 }
 
 UsagePeak peak_usage(const Problem& p, const Assignment& a) {
+  // Sweep the interval ends in time order: usage only rises at a live_from.
   std::vector<std::pair<int64_t, int64_t>> events;  // (time, usage delta); ends sort before starts at the same time
   for (std::size_t i = 0; i < a.size(); ++i) {
     const auto& node = p.nodes[i];
@@ -76,7 +77,7 @@ UsagePeak peak_usage(const Problem& p, const Assignment& a) {
   }
   std::sort(events.begin(), events.end());
   UsagePeak peak;
-  __int128 used = 0;
+  __int128 used = 0;  // usages up to 10^18 each: their sum may pass int64
   for (std::size_t k = 0; k < events.size(); ++k) {
     used += events[k].second;
     const bool last_at_time = k + 1 == events.size() || events[k + 1].first != events[k].first;
@@ -88,26 +89,23 @@ UsagePeak peak_usage(const Problem& p, const Assignment& a) {
   return peak;
 }
 
+UsagePeak least_peak(const Problem& p) {
+  // Each node at its least allowed usage: a one-strategy problem's peak.
+  Problem least;
+  Assignment a;
+  for (const auto& node : p.nodes) {
+    int64_t low = kForbidden;
+    for (int s = 0; s < node.size(); ++s) {
+      if (node.costs[s] < kForbidden) low = std::min(low, node.usages[s]);
+    }
+    least.nodes.push_back({node.label, {0}, {low == kForbidden ? 0 : low}, node.live_from, node.live_to});
+    a.push_back(0);
+  }
+  return peak_usage(least, a);
+}
+
 bool within_usage_limit(const Problem& p, const Assignment& a) {
-  if (!p.usage_limit) return true;
-  // Sweep the interval ends in time order: usage only rises at a live_from.
-  std::vector<std::pair<int64_t, int64_t>> events;  // (time, usage delta); ends sort before starts at the same time
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto& node = p.nodes[i];
-    if (node.live_from >= node.live_to || node.usages.empty()) continue;
-    events.emplace_back(node.live_from, node.usages[a[i]]);
-    events.emplace_back(node.live_to, -node.usages[a[i]]);
-  }
-  std::sort(events.begin(), events.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first < y.first : x.second < y.second;
-  });
-  __int128 used = 0;  // usages up to 10^18 each: their sum may pass int64
-  for (std::size_t k = 0; k < events.size(); ++k) {
-    used += events[k].second;
-    const bool last_at_time = k + 1 == events.size() || events[k + 1].first != events[k].first;
-    if (last_at_time && used > *p.usage_limit) return false;
-  }
-  return true;
+  return !p.usage_limit || peak_usage(p, a).bytes <= *p.usage_limit;
 }
 
 std::vector<std::vector<int>> usage_rows(const Problem& problem) {

@@ -61,6 +61,10 @@ struct UsagePeak {
   int64_t step = 0;   // time step of the peak
 };
 UsagePeak peak_usage(const Problem& problem, const Assignment& assignment);
+// A lower bound on every assignment's peak: the highest sum, over the time
+// steps, of the least usage among each live node's allowed (not forbidden)
+// strategies, and its first step.
+UsagePeak least_peak(const Problem& problem);
 // Cost of one edge under an assignment.
 int64_t edge_cost(const Problem& problem, const ProblemEdge& edge, const Assignment& assignment);
 // Node and edge costs of an assignment, ignoring the usage limit (kForbidden

@@ -215,8 +215,9 @@ std::vector<BadInput> catalogue() {
   c.push_back({"latency: zero", synth, {}, plan + "--latency 0 " + kMlpFlags, {"'0'"}});
   c.push_back({"memory: budget below any plan", synth, {},
                "--schedule OUT/plan.json --export-problem OUT/export.json --memory 1000 --mode training " + kMlpFlags,
-               {"no feasible assignment"}});
+               {"no plan fits in 1000 bytes per device", "every plan needs at least"}});
   c.push_back({"memory: negative", synth, {}, plan + "--memory -1 " + kMlpFlags, {"-1"}});
+  c.push_back({"memory: zero", synth, {}, plan + "--memory 0 " + kMlpFlags, {"--memory", "0"}});
   c.push_back({"peak: zero", synth, {}, plan + "--peak-tflops 0 " + kMlpFlags, {"0"}});
   c.push_back({"mlp: zero batch", synth, {}, plan + "mlp --batch 0", {"0"}});
   c.push_back({"mlp: sizes overflow int64", synth, {}, plan + "mlp --batch 4294967296 --seq 4294967296 --hidden 1024 --ffn 8",

@@ -7,16 +7,20 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
+#include "costs/param_storage.hpp"
 #include "ir/error.hpp"
 #include "ir/gpt2.hpp"
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
 #include "ir/spec.hpp"
 #include "synth/lowering.hpp"
+#include "synth/memory_figures.hpp"
+#include "synth/plans.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
@@ -76,10 +80,9 @@ int strategy(const Lowered& lowered, int node, const std::string& text) {
 
 int64_t usage_of(const Problem& problem, const Assignment& a) { return peak_usage(problem, a).bytes; }
 
-// Bytes of a parameter shard of `elements` float32 elements.
-int64_t params(Mode mode, int64_t elements) {
-  return mode == Mode::training ? 2 * 4 * elements + 8 * elements : 4 * elements;
-}
+// Bytes an op's node holds for parameter shards of `elements` float32
+// elements: in training they sit on storage nodes of their own.
+int64_t params(Mode mode, int64_t elements) { return mode == Mode::training ? 0 : 4 * elements; }
 
 // Set field by field, so new LowerOptions members keep their defaults.
 SynthOptions synth_options(Mode mode, std::optional<int64_t> budget) {
@@ -122,7 +125,7 @@ TEST_CASE("lower_Gpt2BlockUsageHandComputed") {
     const int64_t wide = 4 * 2 * 32 * 256;     // 65536 bytes per [2, 32, 256] activation
     CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRR,RR,R->RRR")] == params(mode, fc_params) + wide);
     if (mode == Mode::inference) CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRR,RR,R->RRR")] == 132096);
-    if (mode == Mode::training) CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRR,RR,R->RRR")] == 331776);
+    if (mode == Mode::training) CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRR,RR,R->RRR")] == 65536);
     CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRR,RS,S->RRS")] == params(mode, fc_params / 2) + wide / 2);
     // Row-parallel: weight split on its input dim, bias whole, the output a whole partial sum.
     CHECK(p.nodes[fc].usages[strategy(lowered, fc, "RRS,SR,R->RRR+P")] == params(mode, 32 * 256 + 256) + wide);
@@ -159,29 +162,130 @@ TEST_CASE("lower_TiedParameterEdgeInTrainingOnly") {
   CHECK(inference.problem.edges.size() == inference.edges.size());
   const Lowered training = lower(graph, mesh, *model, synth_options(Mode::training, std::nullopt).lower);
   REQUIRE(training.tied.size() == 1);
-  REQUIRE(training.problem.edges.size() == training.edges.size() + 1);
+  REQUIRE(training.problem.edges.size() == training.edges.size() + 1 + training.stored.size());
   const TiedEdgeLabel& tie = training.tied[0];
   CHECK(training.graph.node(tie.stored).name == "wte");
   CHECK(training.graph.node(tie.use).name == "lm_head");
-  const ProblemEdge& edge = training.problem.edges.back();
-  const int wte = node_of(training, "wte");
+  const ProblemEdge& edge = training.problem.edges[training.edges.size()];
+  const int wte = training.storage.at(tie.stored).at(tie.stored_param);  // wte.weight's storage node
   const int head = node_of(training, "lm_head");
+  CHECK(training.problem.nodes[wte].label == "wte.weight");
   CHECK(edge.from == wte);
   CHECK(edge.to == head);
-  // Every entry is the tied cost of the two specs: free where they agree.
+  // Every entry is the tied cost of the stored and used specs (free where they
+  // agree), plus the move of the gradient into its buffer (a free slice).
   const ir::TensorType table{{128, 64}, ir::DType::float32};
   int free = 0;
   for (int a = 0; a < training.problem.nodes[wte].size(); ++a) {
+    const costs::ParamStorage& held = training.nodes[wte].strategies[a].storage->storage;
     for (int b = 0; b < training.problem.nodes[head].size(); ++b) {
-      const ir::Spec& stored = param_spec(training, tie.stored, tie.stored_param, a);
       const ir::Spec& use = param_spec(training, tie.use, tie.use_param, b);
-      const int64_t want = *costs::tied_param_cost(*model, Mode::training, table, stored, use, mesh);
+      const int64_t want = *costs::tied_param_cost(*model, Mode::training, table, held.stored, use, mesh);
       CHECK(edge.costs[a * training.problem.nodes[head].size() + b] == want);
-      free += stored == use;
-      if (stored != use) CHECK(want > 0);
+      free += held.stored == use;
+      if (held.stored != use) CHECK(want > 0);
     }
   }
   CHECK(free > 0);
+}
+
+TEST_CASE("lower_StorageNodesOfferZeroStagesInTraining") {
+  const ir::Graph graph = small_gpt2();
+  const ir::Mesh mesh = ir::parse_mesh("4");
+  const auto model = costs::make_cost_model("alpha-beta");
+  const Lowered inference = lower(graph, mesh, *model, synth_options(Mode::inference, std::nullopt).lower);
+  for (const auto& label : inference.nodes) CHECK(label.role != NodeRole::storage);
+  const Lowered training = lower(graph, mesh, *model, synth_options(Mode::training, std::nullopt).lower);
+  const Problem& p = training.problem;
+  REQUIRE(p.edges.size() == training.edges.size() + training.tied.size() + training.stored.size());
+
+  // c_fc.weight: Conv1D [64, 256], 16384 elements; its storage node follows c_fc.
+  const auto fc = *training.graph.find("h.0.mlp.c_fc");
+  const int held = training.storage.at(fc).at(0);
+  REQUIRE(held >= 0);
+  CHECK(p.nodes[held].label == "h.0.mlp.c_fc.weight");
+  CHECK(p.nodes[held].live_from == 0);
+  CHECK(p.nodes[held].live_to == 2 * static_cast<int64_t>(training.graph.size()) + 1);  // the whole step
+  constexpr int64_t e = 64 * 256;
+  // For the replicated use: DDP, ZeRO-1, ZeRO-2, ZeRO-3 over dim 0 (64 / 4).
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"RR RR RR", 16 * e}, {"RR RR SR", 8 * e + 2 * e}, {"RR SR SR", 4 * e + e + 2 * e}, {"SR SR SR", 4 * e}};
+  for (const auto& [text, bytes] : want) {
+    CAPTURE(text);
+    bool found = false;
+    for (int s = 0; s < p.nodes[held].size(); ++s) {
+      const StorageChoice& c = *training.nodes[held].strategies[s].storage;
+      const std::string got = ir::to_string(c.storage.stored) + " " + ir::to_string(c.storage.grad) + " " +
+                              ir::to_string(c.storage.state);
+      if (c.use != ir::parse_spec("RR") || got != text) continue;
+      found = true;
+      CHECK(p.nodes[held].usages[s] == bytes);
+    }
+    CHECK(found);
+  }
+
+  // The storage edge: a choice prices only the use spec it was made for,
+  // and the data-parallel use's gradient sync moved here from op_cost.
+  int edge = -1;
+  for (std::size_t k = 0; k < training.stored.size(); ++k) {
+    if (training.stored[k].vertex == fc && training.stored[k].param == 0) edge = static_cast<int>(p.edges.size() - training.stored.size() + k);
+  }
+  REQUIRE(edge >= 0);
+  CHECK(p.edges[edge].from == held);
+  CHECK(p.edges[edge].to == training.owner[fc]);
+  const int op = training.owner[fc];
+  const int batch = strategy(training, op, "RSR,RR,R->RSR");  // sequence-parallel: the weight gradient is partial
+  CHECK(training.nodes[op].strategies[batch].cost.grad_sync == 0);
+  const ir::TensorType weight{{64, 256}, ir::DType::float32};
+  for (int s = 0; s < p.nodes[held].size(); ++s) {
+    const StorageChoice& c = *training.nodes[held].strategies[s].storage;
+    const int64_t entry = p.edges[edge].costs[s * p.nodes[op].size() + batch];
+    if (c.use != ir::parse_spec("RR")) {
+      CHECK(entry == kForbidden);
+      continue;
+    }
+    const costs::OperandUse use{weight, c.use, {0}};
+    CHECK(entry == *costs::storage_cost(*model, c.storage, use, mesh));
+    if (c.stage == 0) CHECK(entry == *model->reshard_cost(weight, ir::parse_spec("RR+P"), ir::parse_spec("RR"), mesh));
+  }
+}
+
+TEST_CASE("memory_figures_Gpt2XlZeroStagesAsInTheZeroPaper") {
+  // ZeRO's per-device bytes in fp32 form, Psi parameters on 8 devices:
+  // data parallelism 4 + 4 + 8 Psi; ZeRO-1 4 + 4 + 8 Psi / 8; FSDP (4 + 4 + 8) Psi / 8.
+  const ir::Graph graph = ir::build_gpt2(ir::gpt2_preset("xl"));
+  const ir::Mesh mesh = ir::parse_mesh("8");
+  const auto model = costs::make_cost_model("alpha-beta");
+  int64_t psi = 0;
+  for (ir::Vertex v : graph.topological_order()) {
+    for (const auto& p : graph.node(v).params) {
+      if (p.tied_to.empty()) psi += ir::num_elements(p.type.shape);
+    }
+  }
+  CHECK(psi == 1557611200);
+  struct Want {
+    const char* plan;                      // --plan
+    int64_t params, grads, optimizer;      // bytes per device
+    std::vector<int64_t> zero_stages;      // parameter elements per ZeRO stage
+  };
+  for (const Want& want : {Want{"data-parallel", 4 * psi, 4 * psi, 8 * psi, {psi, 0, 0, 0}},
+                           Want{"zero1", 4 * psi, 4 * psi, psi, {0, psi, 0, 0}},
+                           Want{"fsdp", psi / 2, psi / 2, psi, {0, 0, 0, psi}}}) {
+    CAPTURE(want.plan);
+    SynthOptions options = synth_options(Mode::training, std::nullopt);
+    options.lower.allow = plan_filter(want.plan, graph, mesh);
+    const SynthResult result = synthesize(graph, mesh, *model, options);
+    const ir::ScheduleMemory m = memory_figures(result.lowered, result.search.best);
+    CHECK(m.params == want.params);
+    CHECK(m.grads == want.grads);
+    CHECK(m.optimizer == want.optimizer);
+    CHECK(m.zero_stages == want.zero_stages);
+    CHECK(m.transient == 0);
+    CHECK(m.activations > 0);
+    CHECK(m.peak == m.params + m.grads + m.optimizer + m.activations);
+    CHECK(m.peak == peak_usage(result.lowered.problem, result.search.best).bytes);
+    CHECK(m.peak_at == "forward of output");  // every activation is saved until the backward begins
+  }
 }
 
 TEST_CASE("synthesize_MemoryBudgetIsRespected") {

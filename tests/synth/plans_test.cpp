@@ -79,13 +79,17 @@ TEST_CASE("synthesize_Gpt2BlockUnderBudgetShardsLikeMegatron") {
 TEST_CASE("synthesize_DataParallelWhenBatchIsLargeAndWeightsSmall") {
   // 256k tokens against 2 x 256 x 1024 weights: sharding the batch over every
   // axis beats everything else, even over the slow inter-node axis of 2x4.
+  // The optimum may store the weights ZeRO-2 (gradient reduce-scattered,
+  // updated shard gathered back): no dearer than data parallelism's
+  // all-reduce, and cheaper on 2x4, where the reduce-scatter shrinks the
+  // buffer before the second axis.
   const ir::Graph mlp = ir::build_mlp({64, 4096, 256, 1024, ir::DType::float32});
   for (std::string mesh : {"8", "2x4"}) {
     CAPTURE(mesh);
     const auto best = solve(mlp, mesh, costs::Mode::training);
     const auto dp = solve(mlp, mesh, costs::Mode::training, "data-parallel");
     REQUIRE(best.search.proven_optimal);
-    CHECK(best.search.best_cost == dp.search.best_cost);
+    CHECK(best.search.best_cost <= dp.search.best_cost);
     for (const char* param : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}) {
       CAPTURE(param);
       CHECK(spec_of(best.schedule, param).find('S') == std::string::npos);

@@ -15,6 +15,7 @@
 
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
+#include "costs/param_storage.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
@@ -154,7 +155,8 @@ int64_t check_against_brute_force(const ir::Graph& graph, const ir::Mesh& mesh, 
 // its forward at step i and, in training, its backward at step 2N-1-i; an
 // output is allocated at its forward and freed after its last reader's
 // forward (inference) or after its own backward (training); parameters live
-// throughout. What one problem node holds is held from the first allocation
+// throughout (in training with their gradients and optimizer state, as
+// stored). What one problem node holds is held from the first allocation
 // among its tensors to the last free (one interval per problem node).
 int64_t simulated_peak(const Lowered& lowered, const Assignment& a, costs::Mode mode) {
   const ir::Graph& graph = lowered.graph;
@@ -182,6 +184,12 @@ int64_t simulated_peak(const Lowered& lowered, const Assignment& a, costs::Mode 
     hold(owner, at[v], freed, costs::activation_bytes(node.type, output_spec(lowered, a, v), lowered.mesh));
     for (std::size_t p = 0; p < node.params.size(); ++p) {
       if (!node.params[p].tied_to.empty()) continue;
+      // Training keeps a parameter (shard, gradient, Adam state) on a storage node of its own.
+      if (const auto held = storage_choice(lowered, a, v, static_cast<int>(p))) {
+        const auto bytes = costs::storage_bytes(node.params[p].type, held->storage, lowered.mesh);
+        hold(lowered.storage[v][p], 0, steps, bytes.param + bytes.grad + bytes.state);
+        continue;
+      }
       const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), a[owner]);
       hold(owner, 0, steps, costs::param_bytes(mode, node.params[p].type, spec, lowered.mesh));
     }

@@ -1,0 +1,15 @@
+#pragma once
+// `synth --memory-report`: the plan's predicted memory per device as a table,
+// one row per kind of buffer and the peak with the step at which it occurs.
+#include <string>
+
+#include "costs/op_cost.hpp"
+#include "ir/mesh.hpp"
+#include "ir/schedule.hpp"
+
+namespace shardsynth::synth {
+
+// The table for figures `m` of a plan on `mesh` in `mode`, newline-terminated.
+std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh, costs::Mode mode);
+
+}  // namespace shardsynth::synth
