@@ -21,6 +21,16 @@ bool params_replicated(const ir::Node& node, const StrategyInfo& s) {
 
 bool is_graph_input(const ir::Node& node) { return node.kind == ir::kPlaceholder; }
 
+// Whether factor f appears in any dim of `tensor` (an operand or result of a rule).
+bool has(const std::vector<ir::DimFactors>& tensor, int f) {
+  for (const auto& dim : tensor) {
+    for (int g : dim) {
+      if (g == f) return true;
+    }
+  }
+  return false;
+}
+
 // For a weight op: its contracted factor (shared by tensor input 0 and a
 // param) and its output-feature factor (in the result and that param, not in
 // the tensor input). -1 when the op is not a weight op.
@@ -35,14 +45,6 @@ WeightFactors weight_factors(const ir::Graph& graph, ir::Vertex v) {
   if (node.params.empty() || ir::is_boundary(node.kind) || !node.params[0].tied_to.empty()) return w;
   const ir::ShardingRule rule = ir::rule_for(graph, v);
   const std::size_t weight = rule.operands.size() - node.params.size();
-  auto has = [&](const std::vector<ir::DimFactors>& tensor, int f) {
-    for (const auto& dim : tensor) {
-      for (int g : dim) {
-        if (g == f) return true;
-      }
-    }
-    return false;
-  };
   for (int f = 0; f < static_cast<int>(rule.factors.size()); ++f) {
     const bool in_input = has(rule.operands[0], f), in_weight = has(rule.operands[weight], f);
     const bool in_result = has(rule.result, f);
@@ -80,14 +82,6 @@ int vocab_factor(const ir::Graph& graph, ir::Vertex v, int64_t vocab) {
   if (node.params.empty() || ir::is_boundary(node.kind) || graph.inputs_of(v).empty()) return -1;
   const ir::ShardingRule rule = ir::rule_for(graph, v);
   const std::size_t table = rule.operands.size() - node.params.size();
-  auto has = [&](const std::vector<ir::DimFactors>& tensor, int f) {
-    for (const auto& dim : tensor) {
-      for (int g : dim) {
-        if (g == f) return true;
-      }
-    }
-    return false;
-  };
   for (int f = 0; f < static_cast<int>(rule.factors.size()); ++f) {
     if (rule.factors[f].kind == ir::FactorKind::reduction && has(rule.operands[table], f) &&
         !has(rule.operands[0], f) && !has(rule.result, f) && rule.factors[f].size == vocab) {
