@@ -133,7 +133,10 @@ TEST_CASE("train_BadFlagsExitTwoBeforeAnyRankCommunicates") {
       {train(2, training, "--optimizer lion", kMlp), "unknown optimizer 'lion'"},
       {kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --steps 3 --schedule " + training + " " + kMlp, "need --train"},
   };
-  for (const auto& [command, message] : cases) {
+  for (const auto& entry : cases) {
+    // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: named copies.
+    const std::string command = entry.first;
+    const std::string message = entry.second;
     CAPTURE(command);
     const auto run = run_command(command);
     CHECK(run.exit_code == 2);

@@ -116,7 +116,10 @@ void check_case(const Case& c) {
                                                }));
   }
   REQUIRE(g.params.size() == c.params.size());
-  for (const auto& [name, value] : c.params) {
+  for (const auto& entry : c.params) {
+    // clang 14 cannot capture a structured binding in a lambda: named copies.
+    const std::string name = entry.first;
+    const Tensor& value = entry.second;
     const auto it = g.params.find(name);
     REQUIRE_MESSAGE(it != g.params.end(), "no gradient for param " << name);
     largest = std::max(largest, check_elements("param " + name, it->second, value, r, [&](std::size_t e, double step) {
@@ -229,7 +232,8 @@ void check_kind(const std::string& kind) {
 
 TEST_CASE("backward_TableHasEveryForwardKind") {
   const auto& backward = runtime::reference_backward_kernels();
-  for (const auto& [kind, fn] : runtime::reference_kernels()) {
+  for (const auto& entry : runtime::reference_kernels()) {
+    const std::string kind = entry.first;
     CAPTURE(kind);
     const auto it = backward.find(kind);
     REQUIRE(it != backward.end());
@@ -241,7 +245,8 @@ TEST_CASE("backward_TableHasEveryForwardKind") {
 TEST_CASE("backward_EveryKindHasAFiniteDifferenceCase") {
   std::set<std::string> covered;
   for (const Case& c : all_cases()) covered.insert(c.node.kind);
-  for (const auto& [kind, fn] : runtime::reference_backward_kernels()) {
+  for (const auto& entry : runtime::reference_backward_kernels()) {
+    const std::string kind = entry.first;
     CAPTURE(kind);
     CHECK(covered.count(kind) == 1);
   }
