@@ -210,7 +210,10 @@ TEST_CASE("lower_StorageNodesOfferZeroStagesInTraining") {
   // For the replicated use: DDP, ZeRO-1, ZeRO-2, ZeRO-3 over dim 0 (64 / 4).
   const std::vector<std::pair<std::string, int64_t>> want = {
       {"RR RR RR", 16 * e}, {"RR RR SR", 8 * e + 2 * e}, {"RR SR SR", 4 * e + e + 2 * e}, {"SR SR SR", 4 * e}};
-  for (const auto& [text, bytes] : want) {
+  for (const auto& entry : want) {
+    // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: named copies.
+    const std::string text = entry.first;
+    const int64_t bytes = entry.second;
     CAPTURE(text);
     bool found = false;
     for (int s = 0; s < p.nodes[held].size(); ++s) {
