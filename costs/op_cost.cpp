@@ -15,11 +15,6 @@ ir::Spec with_partial(ir::Spec spec, const std::vector<int>& axes) {
   return spec;
 }
 
-ir::Spec without_partial(ir::Spec spec) {
-  spec.partial.clear();
-  return spec;
-}
-
 }  // namespace
 
 Mode parse_mode(std::string_view text) {
@@ -43,7 +38,7 @@ std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_
     if (mode == Mode::training) {
       // The gradient of a resolved sum is the output's gradient, in the
       // result's dims (free unless the resolution also moved dims).
-      auto back = model.reshard_cost(result_type, without_partial(output), without_partial(result), mesh);
+      auto back = model.reshard_cost(result_type, ir::without_partial(output), ir::without_partial(result), mesh);
       if (!back) return std::nullopt;
       cost.resolve += *back;
     }
@@ -66,8 +61,8 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
   // The gradient of an operand read as a partial sum is the same for every
   // summand: its partial axes come back replicated. It is partial only on
   // the axes the op contracted it over.
-  auto backward = model.reshard_cost(use.type, with_partial(without_partial(use.spec), use.grad_partial),
-                                     without_partial(produced), mesh);
+  auto backward = model.reshard_cost(use.type, with_partial(ir::without_partial(use.spec), use.grad_partial),
+                                     ir::without_partial(produced), mesh);
   if (!backward) return std::nullopt;
   return *forward + *backward;
 }

@@ -50,6 +50,11 @@ void Spec::set_blocks(int dim, int64_t count) {
   if (std::all_of(blocks.begin(), blocks.end(), [](int64_t b) { return b == 1; })) blocks.clear();
 }
 
+Spec without_partial(Spec spec) {
+  spec.partial.clear();
+  return spec;
+}
+
 Spec replicated(int rank) { return Spec{std::vector<std::vector<int>>(rank), {}, {}}; }
 
 std::string to_string(const Spec& spec, int mesh_rank) {

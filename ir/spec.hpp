@@ -44,6 +44,9 @@ struct Spec {
 
 // A fully replicated spec describing `rank` dims.
 Spec replicated(int rank);
+// `spec` with its pending partial sums dropped: the dims of the value once
+// resolved, and the layout of a gradient of every summand.
+Spec without_partial(Spec spec);
 // Text form for a mesh of `mesh_rank` axes (see above).
 std::string to_string(const Spec& spec, int mesh_rank = 1);
 // Parses the text form; throws InputError naming the text when it is malformed

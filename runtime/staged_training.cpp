@@ -29,11 +29,6 @@ constexpr CollectiveKind kKinds[] = {CollectiveKind::all_gather, CollectiveKind:
                                      CollectiveKind::all_reduce, CollectiveKind::all_to_all};
 constexpr int64_t kFloatBytes = sizeof(float);
 
-ir::Spec without_partial(ir::Spec spec) {
-  spec.partial.clear();
-  return spec;
-}
-
 // Whether the tensor a transfer carries sends a gradient back in training:
 // an activation, not a model input or an integer tensor.
 bool carries_gradient(const ir::Graph& graph, const std::string& tensor) {
@@ -56,14 +51,6 @@ std::set<std::string> stored_by(const ir::Graph& stage_graph) {
     }
   }
   return out;
-}
-
-void accumulate(Tensor& into, const Tensor& more) {
-  if (into.shape.empty() && into.data.empty()) {
-    into = more;
-    return;
-  }
-  for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += more.data[i];
 }
 
 // What one stage group's first rank reports to rank 0.
@@ -197,12 +184,12 @@ int run_staged_train_command(const ir::Graph& graph, const ir::StagedSchedule& s
         if (!carries_gradient(graph, t.tensor)) continue;
         const ir::TensorType& type = graph.node(*graph.find(t.tensor)).type;
         if (it->kind == StepKind::send) {  // the gradient of what was sent comes back
-          const ir::Spec to = without_partial(plans[t.to_stage].of(t.tensor));
-          const ir::Spec from = without_partial(plans[s].of(t.tensor + ir::kSendSuffix));
+          const ir::Spec to = ir::without_partial(plans[t.to_stage].of(t.tensor));
+          const ir::Spec from = ir::without_partial(plans[s].of(t.tensor + ir::kSendSuffix));
           const Tensor grad = comm.recv(ir::local_shape(type.shape, to, sub), peer_rank(layout, me, t.to_stage));
           accumulate(out_grads[m][t.tensor + ir::kSendSuffix], state.resharder().move(grad, type, to, from));
         } else {  // the gradient of what was received goes back
-          const ir::Spec spec = without_partial(plans[s].of(t.tensor));
+          const ir::Spec spec = ir::without_partial(plans[s].of(t.tensor));
           const auto found = back[m].find(t.tensor);
           const Tensor grad = found != back[m].end() ? found->second : zeros(ir::local_shape(type.shape, spec, sub));
           comm.send(grad, peer_rank(layout, me, t.from_stage));

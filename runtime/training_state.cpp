@@ -15,11 +15,6 @@
 namespace shardsynth::runtime {
 namespace {
 
-ir::Spec without_partial(ir::Spec spec) {
-  spec.partial.clear();
-  return spec;
-}
-
 ir::Spec with_partial(ir::Spec spec, const std::set<int>& axes) {
   for (int axis : axes) {
     if (std::find(spec.partial.begin(), spec.partial.end(), axis) == spec.partial.end()) spec.partial.push_back(axis);
@@ -45,6 +40,8 @@ std::set<int> grad_partial(const std::set<int>& used, const ir::Spec& read) {
   return out;
 }
 
+}  // namespace
+
 void accumulate(Tensor& into, const Tensor& more) {
   if (into.data.empty() && into.shape.empty()) {
     into = more;
@@ -53,8 +50,6 @@ void accumulate(Tensor& into, const Tensor& more) {
   if (into.shape != more.shape) throw std::invalid_argument("gradient accumulation: shapes differ");
   for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += more.data[i];
 }
-
-}  // namespace
 
 TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
                              const TrainSetup& setup)
@@ -166,7 +161,7 @@ double TrainingState::take_loss(const ForwardPass& pass, const std::string& outp
     for (float& g : loss.grad.data) g = static_cast<float>(g * scale);
   }
   // Every partial summand of the output has the output's gradient.
-  grads[output] = local_shard(loss.grad, without_partial(spec), mesh_, comm_.coords());
+  grads[output] = local_shard(loss.grad, ir::without_partial(spec), mesh_, comm_.coords());
   return loss.value;
 }
 
@@ -221,7 +216,7 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
                                 const std::set<std::string>& wanted) {
   const ir::Node& node = graph_.node(v);
   const Tensor grad_result =
-      resharder_.move(grad_output, node.type, without_partial(plan_.of(node.name)), without_partial(saved.result));
+      resharder_.move(grad_output, node.type, ir::without_partial(plan_.of(node.name)), ir::without_partial(saved.result));
   Gradients g;
   if (node.kind == ir::kOutput) {
     g.inputs.emplace_back(grad_result);
@@ -245,9 +240,9 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     const bool flows = producer.kind != ir::kPlaceholder || wanted.count(producer.name);
     if (!flows || producer.type.dtype == ir::DType::int64 || !g.inputs[i]) continue;
     const ir::Spec& read = saved.input_specs[i];
-    const ir::Spec from = with_partial(without_partial(read), grad_partial(used, read));
+    const ir::Spec from = with_partial(ir::without_partial(read), grad_partial(used, read));
     accumulate(grads[producer.name],
-               resharder_.move(*g.inputs[i], producer.type, from, without_partial(plan_.of(producer.name))));
+               resharder_.move(*g.inputs[i], producer.type, from, ir::without_partial(plan_.of(producer.name))));
   }
   if (node.params.empty()) return;
   const auto contracted = contracted_params(graph_, v);

@@ -25,6 +25,10 @@
 
 namespace shardsynth::runtime {
 
+// Adds `more` into `into` elementwise; an empty `into` (no shape, no data)
+// becomes a copy. Throws std::invalid_argument when the shapes differ.
+void accumulate(Tensor& into, const Tensor& more);
+
 class TrainingState {
  public:
   // Takes each stored parameter's shard from setup.params (whole, by full
