@@ -57,8 +57,9 @@ struct OpCost {
   int64_t compute = 0;    // forward (and in training backward) compute
   int64_t resolve = 0;    // in-op resolution of a partial result
   int64_t grad_sync = 0;  // parameter gradient resolution (training)
+  int64_t recompute = 0;  // training: the forward's compute and resolution again, for an output recomputed in the backward
 
-  int64_t total() const { return compute + resolve + grad_sync; }
+  int64_t total() const { return compute + resolve + grad_sync + recompute; }
 };
 
 // `shards` is the number of pieces the op's iteration space is split into.

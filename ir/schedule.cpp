@@ -19,6 +19,7 @@ std::string to_text(const Directive& d) {
     }
     return text + ")";
   }
+  if (d.kind == DirectiveKind::checkpoint) return head + ".checkpoint()";
   std::string text = head + ".sync(mode=\"" + d.mode + "\", sync_op_or_fn=\"" + d.sync_op + "\"";
   if (d.arg >= 0) text += ", arg=" + std::to_string(d.arg);
   return text + ")";
@@ -40,6 +41,8 @@ nlohmann::json to_json(const Schedule& s) {
       j["dim"] = d.dim;
       if (d.blocks != 1) j["blocks"] = d.blocks;
       if (!d.axes.empty()) j["axes"] = d.axes;
+    } else if (d.kind == DirectiveKind::checkpoint) {
+      j["kind"] = "checkpoint";
     } else {
       j["kind"] = "sync";
       j["mode"] = d.mode;
@@ -64,6 +67,10 @@ nlohmann::json to_json(const Schedule& s) {
                      {"activations", m.activations}, {"transient", m.transient}, {"peak", m.peak},
                      {"peak_step", m.peak_step},     {"peak_at", m.peak_at}};
     if (!m.zero_stages.empty()) out["memory"]["zero_stages"] = m.zero_stages;
+    if (m.recomputed_ops > 0) {
+      out["memory"]["recomputed_ops"] = m.recomputed_ops;
+      out["memory"]["recomputed"] = m.recomputed;
+    }
   }
   return out;
 }
@@ -111,6 +118,8 @@ Schedule schedule_from_json(const nlohmann::json& j, const std::string& document
       if (d.mode != "fwd_pre" && d.mode != "fwd_post") throw InputError(document + ": " + where + " has unknown mode '" + d.mode + "'");
       d.sync_op = field<std::string>(dj, "sync_op_or_fn", where, document);
       if (dj.contains("arg")) d.arg = field<int>(dj, "arg", where, document);
+    } else if (kind == "checkpoint") {
+      d.kind = DirectiveKind::checkpoint;
     } else {
       throw InputError(document + ": " + where + " has unknown kind '" + kind + "'");
     }
@@ -129,6 +138,10 @@ Schedule schedule_from_json(const nlohmann::json& j, const std::string& document
     }
     m.peak_at = field<std::string>(mj, "peak_at", "memory", document);
     if (mj.contains("zero_stages")) m.zero_stages = field<std::vector<int64_t>>(mj, "zero_stages", "memory", document);
+    if (mj.contains("recomputed_ops")) {
+      m.recomputed_ops = field<int64_t>(mj, "recomputed_ops", "memory", document);
+      m.recomputed = field<int64_t>(mj, "recomputed", "memory", document);
+    }
     s.memory = m;
   }
   return s;

@@ -4,6 +4,7 @@
 //   sch["h.0.attn.c_attn"].shard("weight", dim=1, blocks=3)   (per-head shard of a fused q|k|v dim)
 //   sch["fc1"].shard("weight", dim=0, axes=[0, 1])            (on a 2-D mesh)
 //   sch["fc1"].sync(mode="fwd_pre", sync_op_or_fn="RR->SR")
+//   sch["h.0.mlp.c_fc"].checkpoint()   (training: the output is recomputed for the backward)
 // and the same in JSON. sync_op_or_fn is always "FROM->TO" in spec text
 // (see spec.hpp), e.g. "RR+P->RR" is an all-reduce of a partial sum.
 #include <cstdint>
@@ -16,10 +17,10 @@
 
 namespace shardsynth::ir {
 
-enum class DirectiveKind { shard, sync };
+enum class DirectiveKind { shard, sync, checkpoint };
 
 struct Directive {
-  DirectiveKind kind = DirectiveKind::sync;  // shard a parameter, or reshard a tensor at an op boundary
+  DirectiveKind kind = DirectiveKind::sync;  // shard a parameter, reshard a tensor at an op boundary, or recompute an output
   std::string node;     // the module or function key: sch["node"]
   std::string param;    // shard: parameter name ("weight")
   int dim = -1;         // shard: parameter dim in its stored layout (nn.Linear weight: 0 = out, 1 = in)
@@ -61,6 +62,8 @@ struct ScheduleMemory {
   int64_t peak_step = 0;    // time step of the peak (synth/liveness.hpp's order)
   std::string peak_at;      // what runs at that step: "forward of NODE", "backward of NODE", "optimizer"
   std::vector<int64_t> zero_stages;  // training: parameter elements kept at ZeRO stage 0 (as used), 1, 2, 3
+  int64_t recomputed_ops = 0;        // training: ops whose outputs are recomputed for the backward (checkpoint)
+  int64_t recomputed = 0;            // training: bytes of those outputs, dropped after the forward's last read
 
   bool operator==(const ScheduleMemory&) const = default;
 };

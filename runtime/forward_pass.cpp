@@ -1,11 +1,13 @@
 #include "runtime/forward_pass.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "costs/alpha_beta_cost_model.hpp"
 #include "ir/op_table.hpp"
+#include "ir/recompute_segments.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reshard.hpp"
 
@@ -48,7 +50,18 @@ ir::Spec PlanSpecs::result_of(const std::string& name) const {
 PlanSpecs parse_plan(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule) {
   PlanSpecs plan;
   for (const auto& t : schedule.specs) plan.specs[t.tensor] = ir::parse_spec(t.spec, mesh.rank());
+  std::optional<ir::RecomputeSegments> segments;
   for (const auto& d : schedule.directives) {
+    if (d.kind == ir::DirectiveKind::checkpoint) {
+      const auto v = graph.find(d.node);
+      if (!v) throw std::invalid_argument("schedule: checkpoint on unknown node '" + d.node + "'");
+      if (!segments) segments = ir::recompute_segments(graph, graph.topological_order());
+      if (!ir::may_recompute(graph, *segments, *v)) {
+        throw std::invalid_argument("schedule: checkpoint on '" + d.node + "', whose output is read outside its segment");
+      }
+      plan.recompute.insert(d.node);
+      continue;
+    }
     if (d.kind != ir::DirectiveKind::sync) continue;
     if (!graph.find(d.node)) throw std::invalid_argument("schedule: sync on unknown node '" + d.node + "'");
     const auto arrow = d.sync_op.find("->");
@@ -125,17 +138,29 @@ const SavedOp* ForwardPass::saved(const std::string& name) const {
 void ForwardPass::run() {
   // How many operand uses each value still has: without keep a value is
   // dropped after its last use, so a rank holds the live tensors only
-  // (output nodes stay).
+  // (output nodes stay); with keep only a checkpointed op's value and call
+  // are, to be recomputed.
   std::map<std::string, std::size_t> uses_left;
   for (ir::Vertex v : graph_.topological_order()) uses_left[graph_.node(v).name] = graph_.users_of(v).size();
+  auto last_use = [&](const ir::Node& node) {
+    if (keep_ ? plan_.recompute.count(node.name) == 0 : node.kind == ir::kOutput) return;
+    values_.erase(node.name);
+    saved_.erase(node.name);
+  };
   for (ir::Vertex v : graph_.topological_order()) {
     step(v);
-    if (keep_) continue;
+    if (uses_left[graph_.node(v).name] == 0 && keep_) last_use(graph_.node(v));
     for (ir::Vertex u : graph_.inputs_of(v)) {
-      const ir::Node& producer = graph_.node(u);
-      if (--uses_left[producer.name] == 0 && producer.kind != ir::kOutput) values_.erase(producer.name);
+      if (--uses_left[graph_.node(u).name] == 0) last_use(graph_.node(u));
     }
   }
+}
+
+void ForwardPass::recompute(ir::Vertex v) {
+  if (!keep_ || plan_.recompute.count(graph_.node(v).name) == 0) {
+    throw std::invalid_argument("recompute of '" + graph_.node(v).name + "', which is not checkpointed");
+  }
+  step(v);
 }
 
 Tensor ForwardPass::local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const {

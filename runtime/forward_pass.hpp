@@ -13,10 +13,14 @@
 // the same steps.
 //
 // With `keep`, every value and every op's call (operands as read, local
-// parameters, result) stays for a backward pass; without it a value is
-// dropped after its last use.
+// parameters, result) stays for a backward pass, except that a checkpointed
+// op's (the schedule's `checkpoint` directives) is dropped after its last
+// forward read and made again by recompute() before the backward needs it
+// (ir/recompute_segments.hpp says when); without `keep` a value is dropped
+// after its last use.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +60,7 @@ struct PlanSpecs {
   std::map<std::string, ir::Spec> specs;                                       // tensor name -> spec
   std::map<std::pair<std::string, int>, std::pair<ir::Spec, ir::Spec>> pre;   // (node, arg) -> fwd_pre from, to
   std::map<std::string, std::vector<std::pair<ir::Spec, ir::Spec>>> post;     // node -> fwd_post (from, to), in order
+  std::set<std::string> recompute;  // nodes whose outputs are recomputed for the backward (checkpoint directives)
 
   // The spec of tensor `name`; throws std::invalid_argument when it has none.
   const ir::Spec& of(const std::string& name) const;
@@ -65,7 +70,8 @@ struct PlanSpecs {
 };
 
 // Throws std::invalid_argument for a sync on an unknown node or one whose
-// text is not FROM->TO.
+// text is not FROM->TO, and for a checkpoint on a node whose output may not
+// be recomputed (ir::may_recompute).
 PlanSpecs parse_plan(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule);
 // Every tensor of `graph` replicated, no syncs: the unsharded plan.
 PlanSpecs replicated_plan(const ir::Graph& graph);
@@ -99,8 +105,13 @@ class ForwardPass {
  public:
   ForwardPass(const ir::Graph& graph, const PlanSpecs& plan, PricedResharder& resharder,
               const std::map<std::string, KernelFn>& kernels, ForwardSources sources, bool keep);
-  // Runs every node; afterwards value() holds the output nodes (every node with keep).
+  // Runs every node; afterwards value() holds the output nodes (every node
+  // with keep, but the checkpointed ones).
   void run();
+  // With keep: runs checkpointed op v's forward again (its operands must be
+  // held: kept, or recomputed before it), restoring its value and saved call
+  // with the same resharding and resolution as the first time.
+  void recompute(ir::Vertex v);
   // Node `name`'s local value in its spec.
   const Tensor& value(const std::string& name) const { return values_.at(name); }
   // Placeholder `name`'s whole value (given or seeded).

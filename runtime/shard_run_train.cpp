@@ -96,6 +96,10 @@ int run_train_command(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
   bytes.sent = result.sent;
   bytes.predicted = result.predicted;
   if (!print_byte_table(bytes)) status = 1;
+  if (result.recomputed > 0) {
+    std::printf("recomputation: %lld op forwards run again for the backward (the plan's checkpoints, all steps)\n",
+                static_cast<long long>(result.recomputed));
+  }
   std::printf("(forward, backward and gradient syncs of all %d steps; the loss's gather of the output is not counted)\n",
               options.steps);
   if (command.check) {

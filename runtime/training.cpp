@@ -48,6 +48,7 @@ TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanS
   result.params = state.whole_params();
   result.sent = state.sent();
   result.predicted = state.predicted();
+  result.recomputed = state.recomputed();
   return result;
 }
 

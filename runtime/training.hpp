@@ -71,6 +71,7 @@ struct TrainResult {
   std::map<std::string, Tensor> params;                // per stored parameter (full name): its value after the last step, whole
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent for the plan's collectives, all steps
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
+  int64_t recomputed = 0;                              // op forwards run again for the backward (checkpoints), all steps
 };
 
 // Trains `graph` under `schedule` on this rank (every rank of the mesh calls

@@ -8,6 +8,7 @@
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
+#include "ir/recompute_segments.hpp"
 #include "runtime/backward.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reshard.hpp"
@@ -87,6 +88,16 @@ TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const
       if (!p.tied_to.empty() && !stored_.count(p.tied_to)) store(p.tied_to, p, node.name + "." + p.name);
     }
   }
+  // Checkpointed ops are recomputed, in forward order, before the backward of their segment's last node.
+  if (!plan.recompute.empty()) {
+    const auto order = graph.topological_order();
+    const ir::RecomputeSegments segments = ir::recompute_segments(graph, order);
+    for (ir::Vertex v : order) {
+      if (plan.recompute.count(graph.node(v).name)) {
+        recompute_at_[segments.segment_end[segments.segment[v]]].push_back(v);
+      }
+    }
+  }
 }
 
 TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir::Param& p) {
@@ -116,13 +127,17 @@ std::unique_ptr<ForwardPass> TrainingState::forward(const std::map<std::string, 
   return pass;
 }
 
-std::map<std::string, Tensor> TrainingState::backward(const ForwardPass& pass, std::map<std::string, Tensor> output_grads,
+std::map<std::string, Tensor> TrainingState::backward(ForwardPass& pass, std::map<std::string, Tensor> output_grads,
                                                       const std::set<std::string>& wanted) {
   std::map<std::string, Tensor> grads = std::move(output_grads);  // node -> gradient of its output, spec without partial
   std::map<std::string, Tensor> out;
-  auto order = graph_.topological_order();
-  std::reverse(order.begin(), order.end());
-  for (ir::Vertex v : order) {
+  const auto order = graph_.topological_order();
+  for (auto position = static_cast<int64_t>(order.size()) - 1; position >= 0; --position) {
+    const ir::Vertex v = order[position];
+    if (const auto again = recompute_at_.find(position); again != recompute_at_.end()) {
+      for (ir::Vertex u : again->second) pass.recompute(u);
+      recomputed_ += static_cast<int64_t>(again->second.size());
+    }
     const ir::Node& node = graph_.node(v);
     auto g = grads.find(node.name);
     if (g == grads.end()) continue;

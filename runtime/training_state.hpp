@@ -48,7 +48,9 @@ class TrainingState {
   // gradient of its local value, in its spec without partial axes. Returns
   // the gradients of the placeholders in `wanted` (received activations),
   // each in its spec without partial axes and summed over its uses.
-  std::map<std::string, Tensor> backward(const ForwardPass& pass, std::map<std::string, Tensor> output_grads,
+  // A checkpointed op's forward is run again in `pass` just before the
+  // backward of its segment's last node (ir/recompute_segments.hpp).
+  std::map<std::string, Tensor> backward(ForwardPass& pass, std::map<std::string, Tensor> output_grads,
                                          const std::set<std::string>& wanted = {});
   // The optimizer step on every parameter's state shard, which is then
   // moved back to its stored spec.
@@ -75,6 +77,8 @@ class TrainingState {
   std::map<std::string, Tensor> whole_params();
   // `local` under `spec` gathered whole, outside the plan's byte count.
   Tensor gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec);
+  // Checkpointed op forwards run again so far (every backward's).
+  int64_t recomputed() const { return recomputed_; }
   // Bytes sent for the plan (the communicator's count less the gathers).
   std::map<costs::CollectiveKind, int64_t> sent() const;
   // The cost model's ring bytes of every resharding run.
@@ -109,6 +113,9 @@ class TrainingState {
   std::map<std::string, Stored> stored_;               // full parameter name -> its shard and gradient
   std::map<std::string, Tensor> local_params_;         // "node.param" -> the shard each use reads this step
   std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gathers)
+  int64_t recomputed_ = 0;                                   // op forwards run again so far
+  std::map<int64_t, std::vector<ir::Vertex>> recompute_at_;  // topological position -> checkpointed ops recomputed
+                                                             // before its backward, in forward order
 };
 
 }  // namespace shardsynth::runtime

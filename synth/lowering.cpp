@@ -12,6 +12,7 @@
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
 #include "synth/liveness.hpp"
+#include "synth/recompute.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -166,6 +167,10 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
 
   // In training each untied parameter has a storage node of its own.
   const bool stores = mode == costs::Mode::training;
+  // Under a budget, training ops may recompute their outputs (synth/recompute.hpp).
+  const bool offers_recompute = stores && options.recompute && options.memory_budget.has_value();
+  const ir::RecomputeSegments segments =
+      offers_recompute ? ir::recompute_segments(graph, out.order) : ir::RecomputeSegments{};
 
   auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
     const ir::Node& node = graph.node(v);
@@ -224,7 +229,12 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       for (const auto& source : out.nodes[from].strategies) {
         for (const auto& target : out.nodes[to].strategies) {
           const costs::OperandUse use{producer.type, target.operands[i], target.grad_partial[i]};
-          edge.costs.push_back(costs::edge_cost(model, mode, source.output, use, needs_grad, mesh).value_or(kForbidden));
+          auto cost = costs::edge_cost(model, mode, source.output, use, needs_grad, mesh);
+          // A recomputed output reads its operands again: the forward resharding once more.
+          const auto again = target.recompute ? costs::edge_cost(model, costs::Mode::inference, source.output, use,
+                                                                 false, mesh)
+                                              : std::optional<int64_t>(0);
+          edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
         }
       }
       problem.edges.push_back(std::move(edge));
@@ -279,6 +289,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     const double flops = ir::forward_flops(graph, v, rule);
     const std::size_t first_param = rule.operands.size() - node.params.size();
     std::vector<StrategyInfo> strategies;
+    std::vector<int64_t> forward_again;  // per strategy: the forward's cost once more, for a recompute twin
     for (auto& sharding : ir::enumerate_op_shardings(rule, mesh, space)) {
       StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
       if (model.resolves_partial_in_op()) s.output.partial.clear();
@@ -295,7 +306,24 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
       if (!cost) continue;
       s.cost = *cost;
+      if (offers_recompute) {
+        const auto forward = costs::op_cost(model, costs::Mode::inference, flops, shards, node.type, s.result,
+                                            s.output, {}, mesh);
+        forward_again.push_back(forward ? forward->total() : -1);
+      }
       strategies.push_back(std::move(s));
+    }
+    // Each strategy's recompute twin (synth/recompute.hpp; add_saved_nodes
+    // forbids it again where a follower is read outside the segment).
+    if (offers_recompute && ir::may_recompute(graph, segments, v)) {
+      const std::size_t kept = strategies.size();
+      for (std::size_t i = 0; i < kept; ++i) {
+        if (forward_again[i] < 0) continue;
+        StrategyInfo twin = strategies[i];
+        twin.recompute = true;
+        twin.cost.recompute = forward_again[i];
+        strategies.push_back(std::move(twin));
+      }
     }
     if (strategies.empty()) {
       throw ir::InputError("node '" + node.name + "' (" + node.kind + ") has no legal sharding on mesh " +
@@ -313,6 +341,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     add_storage_edges(out, model);
   }
   set_liveness(out);
+  if (offers_recompute) add_saved_nodes(out, segments);
   return out;
 }
 

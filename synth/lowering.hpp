@@ -35,7 +35,7 @@
 
 namespace shardsynth::synth {
 
-enum class NodeRole { input, op, output, storage };
+enum class NodeRole { input, op, output, storage, saved };
 
 struct StrategyInfo {
   std::vector<ir::Spec> operands;  // spec each operand is consumed in: tensor inputs, then params (stored layout)
@@ -46,6 +46,8 @@ struct StrategyInfo {
   std::vector<std::vector<int>> factor_axes;  // ops: per factor of the op's rule, the mesh axes sharding it
   std::optional<StorageChoice> storage;       // storage nodes only: where the parameter lives (operands: grad, state;
                                               // result and output: the stored spec)
+  bool recompute = false;  // training ops: the output is dropped after its last forward read and computed again for
+                           // the backward (synth/recompute.hpp); saved nodes: a copy of the op strategy it stands for
 };
 
 // Decides whether a strategy of graph node v may be chosen (pins, plans).
@@ -55,6 +57,7 @@ struct LowerOptions {
   costs::Mode mode = costs::Mode::inference;  // inference or training
   std::optional<int64_t> memory_budget;       // per-device bytes; unset = no limit
   StrategyFilter allow;                       // strategies it rejects are forbidden; empty = all allowed
+  bool recompute = true;                      // training with a budget: offer recomputing op outputs (synth/recompute.hpp)
 };
 
 struct NodeLabel {
@@ -62,6 +65,7 @@ struct NodeLabel {
   ir::Vertex vertex = 0;                   // the graph node (a storage node: the op using the parameter)
   std::vector<StrategyInfo> strategies;    // parallel to the problem node's strategies
   int param = -1;                          // storage nodes: index of the parameter in the op's params
+  int of = -1;                             // saved nodes: the op node whose output bytes it holds
 };
 
 struct EdgeLabel {
@@ -95,7 +99,8 @@ struct Lowered {
   std::vector<NodeLabel> nodes;       // parallel to problem.nodes
   std::vector<EdgeLabel> edges;       // parallel to the first edges.size() problem edges (operand edges)
   std::vector<TiedEdgeLabel> tied;    // parallel to the problem edges after them (tied parameters, training)
-  std::vector<StorageEdgeLabel> stored;  // parallel to the problem edges after those (storage, training)
+  std::vector<StorageEdgeLabel> stored;  // parallel to the problem edges after those (storage, training); the
+                                         // problem edges after them tie saved nodes to their ops (0 or forbidden)
   std::vector<int> owner;             // per graph vertex: problem node deciding its output spec
   std::vector<std::vector<int>> storage;  // per graph vertex, per param: its storage problem node; -1 = none
   LowerOptions options;               // how it was lowered

@@ -2,6 +2,7 @@
 
 #include "costs/param_storage.hpp"
 #include "synth/liveness.hpp"
+#include "synth/recompute.hpp"
 
 namespace shardsynth::synth {
 
@@ -32,6 +33,10 @@ ir::ScheduleMemory memory_figures(const Lowered& lowered, const Assignment& assi
       const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), assignment[lowered.owner[v]]);
       m.params += costs::param_bytes(lowered.options.mode, node.params[p].type, spec, lowered.mesh);
     }
+  }
+  for (int n : recomputed_nodes(lowered, assignment)) {
+    ++m.recomputed_ops;
+    m.recomputed += lowered.problem.nodes[n].usages[assignment[n]];
   }
   const UsagePeak peak = peak_usage(lowered.problem, assignment);
   m.peak = peak.bytes;

@@ -98,6 +98,7 @@ std::vector<std::string> sharded_nodes(const Lowered& lowered, const Assignment&
   const int mesh_rank = lowered.mesh.rank();
   std::vector<std::string> lines;
   for (std::size_t n = 0; n < assignment.size(); ++n) {
+    if (lowered.nodes[n].role == NodeRole::saved) continue;  // a copy of its op's choice
     const StrategyInfo& s = lowered.nodes[n].strategies[assignment[n]];
     if (all_replicated(s)) continue;
     std::string line = lowered.problem.nodes[n].label + ": " + ir::to_string(s.output, mesh_rank);

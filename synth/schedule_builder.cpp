@@ -1,6 +1,7 @@
 #include "synth/schedule_builder.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,13 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
     schedule.directives.push_back(std::move(d));
   };
   const auto edges_into = edges_by_consumer(lowered);
+  // A recomputed node's ops, its followers too, each get sch["op"].checkpoint().
+  auto checkpoint = [&](const std::string& node) {
+    ir::Directive d;
+    d.kind = ir::DirectiveKind::checkpoint;
+    d.node = node;
+    schedule.directives.push_back(std::move(d));
+  };
 
   for (ir::Vertex v : lowered.order) {
     const ir::Node& node = graph.node(v);
@@ -34,7 +42,10 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
     const NodeLabel& label = lowered.nodes[n];
     const StrategyInfo& s = label.strategies[a[n]];
     schedule.specs.push_back({node.name, text(s.output)});
-    if (label.vertex != v) continue;  // a following op: nothing of its own to decide
+    if (label.vertex != v) {  // a following op: nothing of its own to decide
+      if (s.recompute) checkpoint(node.name);
+      continue;
+    }
     if (label.role == NodeRole::output) {
       for (int e : edges_into[v]) {
         const EdgeLabel& edge = lowered.edges[e];
@@ -79,6 +90,7 @@ ir::Schedule build_schedule(const Lowered& lowered, const Assignment& a, const s
       if (from != to) sync(node.name, "fwd_pre", from, to, inputs.size() > 1 ? edge.operand : -1);
     }
     if (s.result != s.output) sync(node.name, "fwd_post", s.result, s.output, -1);
+    if (s.recompute) checkpoint(node.name);
   }
   // Directives on a node must run fwd_pre before fwd_post; the output's
   // fwd_post syncs were appended after the producer's own, which keeps the
@@ -93,7 +105,9 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
   for (const auto& t : schedule.specs) specs[t.tensor] = t.spec;
   std::map<std::pair<std::string, int>, std::string> resharded;  // (node, arg) -> spec read after fwd_pre
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> post;  // node -> its fwd_post (from, to), in order
+  std::set<std::string> recomputed;  // nodes with a checkpoint directive
   for (const auto& d : schedule.directives) {
+    if (d.kind == ir::DirectiveKind::checkpoint) recomputed.insert(d.node);
     if (d.kind != ir::DirectiveKind::sync) continue;
     const auto arrow = d.sync_op.find("->");
     if (arrow == std::string::npos) throw ir::InputError("schedule: sync on '" + d.node + "' is not FROM->TO: '" + d.sync_op + "'");
@@ -117,6 +131,7 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
   for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
     const NodeLabel& label = lowered.nodes[n];
     const ir::Node& node = graph.node(label.vertex);
+    if (label.role == NodeRole::saved) continue;  // follows its op: below
     if (label.role == NodeRole::storage) {
       const std::string tensor = node.name + "." + node.params[label.param].name;
       const std::string use = spec_of(tensor);
@@ -157,9 +172,10 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
     }
     for (const auto& p : node.params) want_operands.push_back(spec_of(node.name + "." + p.name));
     const std::string& want_output = spec_of(node.name);
+    const bool want_recompute = recomputed.count(node.name) > 0;
     for (std::size_t s = 0; s < label.strategies.size() && a[n] < 0; ++s) {
       const StrategyInfo& info = label.strategies[s];
-      if (ir::to_string(info.output, mesh_rank) != want_output) continue;
+      if (ir::to_string(info.output, mesh_rank) != want_output || info.recompute != want_recompute) continue;
       bool match = label.role == NodeRole::input || info.operands.size() == want_operands.size();
       for (std::size_t i = 0; match && label.role != NodeRole::input && i < want_operands.size(); ++i) {
         match = ir::to_string(info.operands[i], mesh_rank) == want_operands[i];
@@ -170,7 +186,15 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
       std::string reads;
       for (const auto& o : want_operands) reads += (reads.empty() ? "" : ", ") + o;
       throw ir::InputError("schedule: node '" + node.name + "' has no legal strategy with output " + want_output +
-                           (reads.empty() ? "" : " reading " + reads));
+                           (reads.empty() ? "" : " reading " + reads) + (want_recompute ? ", recomputed" : ""));
+    }
+  }
+  // A saved node takes the one strategy its op's choice allows.
+  for (const ProblemEdge& edge : lowered.problem.edges) {
+    if (lowered.nodes[edge.to].role != NodeRole::saved) continue;
+    const int size = lowered.problem.nodes[edge.to].size();
+    for (int t = 0; t < size && a[edge.to] < 0; ++t) {
+      if (edge.costs[static_cast<std::size_t>(a[edge.from]) * size + t] < kForbidden) a[edge.to] = t;
     }
   }
   return a;

@@ -31,6 +31,12 @@ std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh
             std::to_string(m.zero_stages[1]) + ", ZeRO-2 (gradient too) " + std::to_string(m.zero_stages[2]) +
             ", ZeRO-3/FSDP (all sharded, gathered at use) " + std::to_string(m.zero_stages[3]) + "\n";
   }
+  if (training) {
+    text += m.recomputed_ops == 0
+                ? std::string("recomputation: none (every activation is saved for the backward)\n")
+                : "recomputation: " + std::to_string(m.recomputed_ops) + " op outputs (" + std::to_string(m.recomputed) +
+                      " B per device) are dropped after the forward and recomputed for the backward\n";
+  }
   return text;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "synth/lowering.hpp"
 #include "synth/memory_figures.hpp"
 #include "synth/plans.hpp"
+#include "synth/recompute.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
@@ -79,6 +81,41 @@ int strategy(const Lowered& lowered, int node, const std::string& text) {
 }
 
 int64_t usage_of(const Problem& problem, const Assignment& a) { return peak_usage(problem, a).bytes; }
+
+// Brute force over every node but the saved ones, each of which takes the
+// one strategy its op's choice allows (synth/recompute.hpp): the cheapest
+// legal cost, kForbidden when none is.
+int64_t brute_force_deciding_ops(const Lowered& lowered) {
+  const Problem& problem = lowered.problem;
+  std::vector<int> free_nodes;
+  std::vector<const ProblemEdge*> follow(problem.nodes.size(), nullptr);
+  for (std::size_t n = 0; n < problem.nodes.size(); ++n) {
+    if (lowered.nodes[n].role != NodeRole::saved) free_nodes.push_back(static_cast<int>(n));
+  }
+  for (const auto& edge : problem.edges) {
+    if (lowered.nodes[edge.to].role == NodeRole::saved) follow[edge.to] = &edge;
+  }
+  Assignment a(problem.nodes.size(), 0);
+  int64_t best = kForbidden, count = 0;
+  while (true) {
+    for (std::size_t n = 0; n < problem.nodes.size(); ++n) {
+      if (!follow[n]) continue;
+      const int size = problem.nodes[n].size();
+      a[n] = 0;
+      while (a[n] + 1 < size && follow[n]->costs[static_cast<std::size_t>(a[follow[n]->from]) * size + a[n]] >= kForbidden) {
+        ++a[n];
+      }
+    }
+    best = std::min(best, evaluate(problem, a));
+    if (++count > 10'000'000) throw std::runtime_error("brute force: more than 10000000 assignments");
+    std::size_t i = 0;
+    for (; i < free_nodes.size(); ++i) {
+      if (++a[free_nodes[i]] < problem.nodes[free_nodes[i]].size()) break;
+      a[free_nodes[i]] = 0;
+    }
+    if (i == free_nodes.size()) return best;
+  }
+}
 
 // Bytes an op's node holds for parameter shards of `elements` float32
 // elements: in training they sit on storage nodes of their own.
@@ -291,9 +328,11 @@ TEST_CASE("memory_figures_Gpt2XlZeroStagesAsInTheZeroPaper") {
   }
 }
 
-TEST_CASE("synthesize_MemoryBudgetIsRespected") {
+// Every budget from above the free optimum's peak to below the least peak,
+// against brute force: without recomputation on mesh 4, and with it (a
+// budget offers it) on mesh 2, where brute force can still enumerate.
+void check_budgets(const ir::Mesh& mesh, bool recompute) {
   const ir::Graph graph = ir::build_mlp({4, 8, 16, 32, ir::DType::float32});
-  const ir::Mesh mesh = ir::parse_mesh("4");
   const auto model = costs::make_cost_model("alpha-beta");
   const SynthResult unconstrained = synthesize(graph, mesh, *model, synth_options(Mode::training, std::nullopt));
   REQUIRE(unconstrained.search.proven_optimal);
@@ -307,29 +346,39 @@ TEST_CASE("synthesize_MemoryBudgetIsRespected") {
   for (const auto& node : free_problem.nodes) least += *std::min_element(node.usages.begin(), node.usages.end());
   REQUIRE(least < u);
 
-  int feasible = 0, infeasible = 0;
+  int feasible = 0, infeasible = 0, recomputing = 0;
   for (int64_t budget : {u + 1000000, u, u - 1, (u + least) / 2, least, least - 1}) {
     CAPTURE(budget);
-    const SynthOptions options = synth_options(Mode::training, budget);
+    SynthOptions options = synth_options(Mode::training, budget);
+    options.lower.recompute = recompute;
     const Lowered lowered = lower(graph, mesh, *model, options.lower);
     REQUIRE(lowered.problem.usage_limit == budget);
-    const BruteForceResult oracle = brute_force(lowered.problem);
+    const int64_t oracle = recompute ? brute_force_deciding_ops(lowered) : brute_force(lowered.problem).cost;
     try {
       const SynthResult result = synthesize(graph, mesh, *model, options);
       ++feasible;
       CHECK(result.search.proven_optimal);
       CHECK(usage_of(result.lowered.problem, result.search.best) <= budget);
       CHECK(result.search.best_cost >= unconstrained.search.best_cost);
-      CHECK(result.search.best_cost == oracle.cost);
+      CHECK(result.search.best_cost == oracle);
       CHECK(evaluate(result.lowered.problem, result.search.best) == result.search.best_cost);
       if (budget >= u) CHECK(result.search.best_cost == unconstrained.search.best_cost);
+      recomputing += !recomputed_nodes(result.lowered, result.search.best).empty();
     } catch (const ir::InputError&) {
       ++infeasible;
-      CHECK(oracle.cost == kForbidden);
+      CHECK(oracle == kForbidden);
     }
   }
   CHECK(feasible >= 3);
-  CHECK(infeasible >= 1);  // least - 1 fits nothing
+  if (!recompute) CHECK(infeasible >= 1);  // least - 1 fits nothing
+  if (recompute) CHECK(recomputing >= 1);   // some budget is met by recomputing
+  MESSAGE("mesh " << ir::mesh_string(mesh) << std::string(recompute ? ", recomputation offered: " : ": ") << feasible
+                  << " budgets feasible, " << infeasible << " not, " << recomputing << " recomputing");
+}
+
+TEST_CASE("synthesize_MemoryBudgetIsRespected") {
+  SUBCASE("saving every activation") { check_budgets(ir::parse_mesh("4"), false); }
+  SUBCASE("recomputation offered") { check_budgets(ir::parse_mesh("2"), true); }
 }
 
 }  // namespace shardsynth::synth
