@@ -3,7 +3,7 @@
 // 2, 4 and 8 CPU ranks, 1-D and 2-D, and match the unsharded reference in
 // the loss per step, the gradients of step 1 and the trained parameters,
 // with bytes equal to the training cost model's volumes; so do the ZeRO-1,
-// FSDP and Megatron+FSDP plans. Bad training flags
+// FSDP and Megatron+FSDP plans, and plans that recompute activations. Bad training flags
 // stop every rank with one line and exit 2.
 #include <doctest/doctest.h>
 
@@ -102,6 +102,41 @@ TEST_CASE("train_ZeroPlansMatchTheUnshardedReference") {
     CHECK(run.out.find("MISMATCH") == std::string::npos);
     CHECK(sent(run.out, "all_gather") > 0);  // the updated shards gathered back
     if (std::string(c.plan) != "zero1") CHECK(sent(run.out, "reduce_scatter") > 0);  // gradients reduce-scattered
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_RecomputedPlansMatchTheUnshardedReference") {
+  // A budget below what saving every activation needs makes the plan
+  // recompute (its sch[...].checkpoint() directives): shard-run drops those
+  // outputs after the forward, runs their forwards again before their
+  // segment's backward, and still matches the unsharded reference, with the
+  // bytes of the second forwards in both columns.
+  const auto dir = scratch_dir("train_recompute");
+  const std::string plan = (dir / "plan.json").string();
+  struct Case {
+    int ranks;            // MPI ranks
+    const char* mesh;     // synth's --mesh
+    const char* options;  // synth's plan flags and budget (bytes per device)
+  };
+  const Case cases[] = {{8, "8", "--plan megatron --memory 900000"},
+                        {8, "2x4", "--memory 1500000"},
+                        {4, "2x2", "--memory 1500000"},
+                        {2, "2", "--plan data-parallel --memory 4000000"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.mesh);
+    CAPTURE(c.options);
+    const auto synth = run_command(kSynth + " --quiet --mode training --time-limit 5 --mesh " + c.mesh + " " + c.options +
+                                   " --schedule " + plan + " " + kGpt2);
+    REQUIRE(synth.exit_code == 0);
+    const int checkpoints = count(slurp(plan), "\"checkpoint\"");
+    CHECK(checkpoints > 0);
+    const auto run = run_command(train(c.ranks, plan, "--steps 2 --check", kGpt2));
+    CHECK(run.exit_code == 0);
+    CHECK(count(run.out, ": OK\n") == 3);
+    CHECK(run.out.find("MISMATCH") == std::string::npos);
+    // Every checkpointed op runs its forward again in each of the 2 steps.
+    CHECK(run.out.find("recomputation: " + std::to_string(2 * checkpoints) + " op forwards") != std::string::npos);
   }
   std::filesystem::remove_all(dir);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <set>
@@ -21,6 +22,7 @@
 #include "ir/spec.hpp"
 #include "synth/lowering.hpp"
 #include "synth/memory_figures.hpp"
+#include "synth/report/memory_report.hpp"
 #include "synth/plans.hpp"
 #include "synth/recompute.hpp"
 #include "synth/solver/brute_force.hpp"
@@ -379,6 +381,52 @@ void check_budgets(const ir::Mesh& mesh, bool recompute) {
 TEST_CASE("synthesize_MemoryBudgetIsRespected") {
   SUBCASE("saving every activation") { check_budgets(ir::parse_mesh("4"), false); }
   SUBCASE("recomputation offered") { check_budgets(ir::parse_mesh("2"), true); }
+}
+
+}  // namespace shardsynth::synth
+
+namespace shardsynth::synth {
+
+TEST_CASE("synthesize_StoresStateShardedWhereNeitherDataParallelNorMegatronFits") {
+  // A budget one byte below the least peak that data parallelism and
+  // Megatron can reach (each with its best ZeRO stages and recomputation):
+  // the optimum still fits by sharding storage over the data-parallel axis.
+  ir::Gpt2Config c;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_embd = 64;
+  c.seq = 16;
+  c.batch = 8;
+  c.vocab = 256;
+  c.n_positions = 16;
+  const ir::Graph graph = ir::build_gpt2(c);
+  const ir::Mesh mesh = ir::parse_mesh("2x4");
+  const auto model = costs::make_cost_model("alpha-beta");
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (const char* plan : {"data-parallel", "megatron"}) {
+    LowerOptions options;
+    options.mode = Mode::training;
+    options.memory_budget = int64_t{1} << 40;  // offers recomputation
+    options.allow = plan_filter(plan, graph, mesh);
+    least = std::min(least, least_peak(lower(graph, mesh, *model, options).problem).bytes);
+  }
+  SynthOptions options = synth_options(Mode::training, least - 1);
+  options.cegis.time_limit_s = 5;
+  for (const char* plan : {"data-parallel", "megatron"}) {
+    SynthOptions expert = options;
+    expert.lower.allow = plan_filter(plan, graph, mesh);
+    CHECK_THROWS_AS(synthesize(graph, mesh, *model, expert), ir::InputError);  // "no plan fits"
+  }
+  const SynthResult result = synthesize(graph, mesh, *model, options);
+  const ir::ScheduleMemory m = memory_figures(result.lowered, result.search.best);
+  CHECK(m.peak <= least - 1);
+  REQUIRE(m.zero_stages.size() == 4);
+  CHECK(m.zero_stages[1] + m.zero_stages[2] + m.zero_stages[3] > 0);  // state sharded apart from its use
+  const std::string report = memory_report_text(m, mesh, Mode::training);
+  CHECK(report.find("ZeRO-1 (state sharded) " + std::to_string(m.zero_stages[1])) != std::string::npos);
+  MESSAGE("least peak of data-parallel and Megatron " << least << " B; the optimum peaks at " << m.peak
+                                                      << " B with ZeRO-1/2/3 elements " << m.zero_stages[1] << "/"
+                                                      << m.zero_stages[2] << "/" << m.zero_stages[3]);
 }
 
 }  // namespace shardsynth::synth
