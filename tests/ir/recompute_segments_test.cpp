@@ -9,6 +9,7 @@
 #include "ir/graph.hpp"
 #include "ir/models.hpp"
 #include "ir/recompute_segments.hpp"
+#include "tiny_gpt2.hpp"
 
 namespace shardsynth::ir {
 namespace {
@@ -21,15 +22,7 @@ std::string layer_of(const std::string& name) {
 }  // namespace
 
 TEST_CASE("recompute_segments_Gpt2HasOneLayerPerSegment") {
-  Gpt2Config c;
-  c.n_layer = 4;
-  c.n_embd = 64;
-  c.n_head = 4;
-  c.seq = 16;
-  c.batch = 8;
-  c.vocab = 256;
-  c.n_positions = 16;
-  const Graph graph = build_gpt2(c);
+  const Graph graph = testing::tiny_gpt2(4);
   const auto order = graph.topological_order();
   const RecomputeSegments segments = recompute_segments(graph, order);
   std::map<std::string, std::set<int>> by_layer;

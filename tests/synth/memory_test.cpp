@@ -28,6 +28,7 @@
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
+#include "tiny_gpt2.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -391,15 +392,7 @@ TEST_CASE("synthesize_StoresStateShardedWhereNeitherDataParallelNorMegatronFits"
   // A budget one byte below the least peak that data parallelism and
   // Megatron can reach (each with its best ZeRO stages and recomputation):
   // the optimum still fits by sharding storage over the data-parallel axis.
-  ir::Gpt2Config c;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 64;
-  c.seq = 16;
-  c.batch = 8;
-  c.vocab = 256;
-  c.n_positions = 16;
-  const ir::Graph graph = ir::build_gpt2(c);
+  const ir::Graph graph = testing::tiny_gpt2(2);
   const ir::Mesh mesh = ir::parse_mesh("2x4");
   const auto model = costs::make_cost_model("alpha-beta");
   int64_t least = std::numeric_limits<int64_t>::max();

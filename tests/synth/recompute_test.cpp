@@ -17,21 +17,12 @@
 #include "synth/random_plan.hpp"
 #include "synth/recompute.hpp"
 #include "synth/solver/problem.hpp"
+#include "tiny_gpt2.hpp"
 
 namespace shardsynth::synth {
 namespace {
 
-ir::Graph small_gpt2(int layers) {
-  ir::Gpt2Config c;
-  c.n_layer = layers;
-  c.n_embd = 64;
-  c.n_head = 4;
-  c.seq = 16;
-  c.batch = 8;
-  c.vocab = 256;
-  c.n_positions = 16;
-  return ir::build_gpt2(c);
-}
+ir::Graph small_gpt2(int layers) { return testing::tiny_gpt2(layers); }
 
 // What one plan holds at each time step, from the graph and the recompute
 // choices alone: each problem node's tensors are live from its first
