@@ -104,6 +104,18 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
           edge.costs.push_back(costs::storage_cost(model, choice.storage, use, out.mesh).value_or(kForbidden));
         }
       }
+      // A choice made for a use spec no allowed strategy of the op reads (a
+      // plan family's filter) is forbidden itself, so that bounds such as
+      // least_peak do not count on it.
+      const std::vector<int64_t>& op_costs = out.problem.nodes[to].costs;
+      std::vector<int64_t>& choice_costs = out.problem.nodes[from].costs;
+      for (std::size_t a = 0; a < choice_costs.size(); ++a) {
+        bool usable = false;
+        for (std::size_t b = 0; b < op_costs.size() && !usable; ++b) {
+          usable = op_costs[b] < kForbidden && edge.costs[a * op_costs.size() + b] < kForbidden;
+        }
+        if (!usable) choice_costs[a] = kForbidden;
+      }
       out.problem.edges.push_back(std::move(edge));
       out.stored.push_back({v, static_cast<int>(p)});
     }
