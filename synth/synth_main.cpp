@@ -29,6 +29,7 @@
 #include "synth/report/cost_plot.hpp"
 #include "synth/report/graphviz.hpp"
 #include "synth/report/iteration_table.hpp"
+#include "synth/report/memory_plot.hpp"
 #include "synth/report/memory_report.hpp"
 #include "synth/report/progress_line.hpp"
 #include "synth/report/trace_command.hpp"
@@ -81,7 +82,7 @@ struct Flags {
   bool evaluate = false;                 // `synth evaluate ...`: score --schedule instead of searching
   std::string trace_path;                // --trace: write the search as JSON lines (docs/trace_jsonl.md)
   std::string dot_path;                  // --dot: write the plan as a Graphviz digraph
-  std::string svg_path;                  // --svg: render the plan (and the cost plot beside it) with dot
+  std::string svg_path;                  // --svg: render the plan (and the cost and memory plots beside it) with dot
   int stages = 0;                        // --stages: pipeline stages (mesh axis 0); 0 = no pipeline
   std::string stage_balance = "cost";    // --stage-balance: params or cost
   int micro_batches = 1;                 // --micro-batches, for the pipeline time
@@ -96,7 +97,7 @@ nlohmann::json trace_options(const Flags& flags, const std::string& model_name, 
           {"pins", flags.pins}, {"forbids", flags.forbids}};
 }
 
-// --dot and --svg: the plan as a digraph, rendered, and the cost plot beside it.
+// --dot and --svg: the plan as a digraph, rendered, and the cost and memory plots beside it.
 void write_pictures(const Flags& flags, const synth::SynthResult& result, const std::optional<std::string>& dot_binary,
                     const std::string& unit) {
   if (flags.dot_path.empty() && flags.svg_path.empty()) return;
@@ -107,6 +108,8 @@ void write_pictures(const Flags& flags, const synth::SynthResult& result, const 
   ir::write_file_atomic(flags.svg_path, graph_svg);
   ir::write_file_atomic(synth::cost_plot_path(flags.svg_path),
                         synth::cost_plot_svg(synth::plot_steps(result.search.iterations), unit));
+  ir::write_file_atomic(synth::memory_plot_path(flags.svg_path),
+                        synth::memory_plot_svg(synth::memory_plot(result.lowered, result.search.best)));
 }
 
 ir::Mesh make_mesh(const Flags& flags) {
@@ -501,7 +504,8 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_option("--verify", flags.verify_path, "with --iopddl: score this solution file under the contest's rules instead of searching");
   app.add_option("--trace", flags.trace_path, "write every search step as JSON lines to this file (re-print: synth trace FILE)");
   app.add_option("--dot", flags.dot_path, "write the plan as a Graphviz digraph to this file");
-  app.add_option("--svg", flags.svg_path, "render the plan with Graphviz's dot to this SVG file, and the cost plot to <name>.cost.svg");
+  app.add_option("--svg", flags.svg_path, "render the plan with Graphviz's dot to this SVG file, the cost plot to <name>.cost.svg and the "
+                 "memory per time step, with the budget, to <name>.memory.svg");
   app.add_option("--stages", flags.stages, "pipeline stages S, one per group of mesh axis 0 (--mesh 4x2 --stages 4: 4 stages of 2 devices)")
       ->check(ir::positive_number());
   app.add_option("--stage-balance", flags.stage_balance, "with --stages: cost (exact DP) or params (fairscale's rule)")

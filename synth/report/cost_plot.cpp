@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "synth/report/graphviz.hpp"
+
 namespace shardsynth::synth {
 
 namespace {
@@ -77,13 +79,6 @@ std::string cost_plot_svg(const std::vector<PlotStep>& steps, const std::string&
   return svg.str();
 }
 
-std::string cost_plot_path(const std::string& graph_svg_path) {
-  const std::string suffix = ".svg";
-  if (graph_svg_path.size() > suffix.size() &&
-      graph_svg_path.compare(graph_svg_path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return graph_svg_path.substr(0, graph_svg_path.size() - suffix.size()) + ".cost.svg";
-  }
-  return graph_svg_path + ".cost.svg";
-}
+std::string cost_plot_path(const std::string& graph_svg_path) { return beside_svg(graph_svg_path, "cost"); }
 
 }  // namespace shardsynth::synth

@@ -138,4 +138,12 @@ std::string render_svg(const std::string& dot_path, const std::string& dot_text)
   return svg.str();
 }
 
+std::string beside_svg(const std::string& graph_svg_path, const std::string& kind) {
+  const std::string suffix = ".svg";
+  const bool ends_in_svg = graph_svg_path.size() > suffix.size() &&
+                           graph_svg_path.compare(graph_svg_path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string stem = ends_in_svg ? graph_svg_path.substr(0, graph_svg_path.size() - suffix.size()) : graph_svg_path;
+  return stem + "." + kind + suffix;
+}
+
 }  // namespace shardsynth::synth

@@ -21,4 +21,8 @@ std::optional<std::string> find_dot_binary();
 // std::runtime_error with dot's exit status when it fails.
 std::string render_svg(const std::string& dot_path, const std::string& dot_text);
 
+// Where --svg writes a picture beside the plan's SVG: ("plan.svg", "cost") ->
+// "plan.cost.svg"; a path not ending in ".svg" gets ".KIND.svg" appended.
+std::string beside_svg(const std::string& graph_svg_path, const std::string& kind);
+
 }  // namespace shardsynth::synth

@@ -126,7 +126,7 @@ TEST_CASE("synth_DotWritesThePlanGraph") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("synth_SvgRendersGraphAndCostPlot") {
+TEST_CASE("synth_SvgRendersGraphCostPlotAndMemoryPlot") {
   REQUIRE_MESSAGE(run_command("command -v dot").exit_code == 0, "Graphviz's dot is missing: run scripts/bootstrap");
   const auto dir = scratch_dir("svg");
   const auto svg = (dir / "plan.svg").string();
@@ -138,6 +138,10 @@ TEST_CASE("synth_SvgRendersGraphAndCostPlot") {
   const auto plot = slurp((dir / "plan.cost.svg").string());
   CHECK(plot.find("<title>step 2: cost 748134</title>") != std::string::npos);
   CHECK(plot.find("class=\"unsat\"") != std::string::npos);
+  const auto memory = slurp((dir / "plan.memory.svg").string());
+  CHECK(memory.find("<svg") != std::string::npos);
+  CHECK(memory.find(">budget 0.10 GB</text>") != std::string::npos);  // --memory 100000000
+  CHECK(memory.find("<title>peak at step ") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
