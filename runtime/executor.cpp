@@ -1,6 +1,7 @@
 #include "runtime/executor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -84,8 +85,19 @@ RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
   const PlanSpecs plan = parse_plan(graph, mesh, schedule);
   PricedResharder resharder(mesh, comm);
   ForwardPass pass(graph, plan, resharder, kernels, {seed, &params, &inputs, &local_inputs, nullptr}, false);
+  std::optional<MemoryLedger> ledger;
+  if (schedule.memory && !schedule.memory->tensors.empty()) {
+    ledger.emplace(schedule.memory->tensors, step_names(graph, false), [&](const ir::PlannedTensor& t) {
+      return planned_local_bytes(graph, mesh, plan, t);
+    });
+    pass.set_ledger(&*ledger);
+  }
   pass.run();
   RunResult result;
+  if (ledger) {
+    ledger->finish();
+    result.memory = ledger->measured();
+  }
   result.sent = comm.bytes_sent();
   result.predicted = resharder.predicted();
   // Gather the output whole (outside the plan's byte count).
