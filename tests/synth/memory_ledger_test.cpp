@@ -39,7 +39,9 @@ std::vector<int64_t> problem_usage(const Problem& problem, const Assignment& a, 
 
 // A random small model: an MLP or a GPT-2 of random sizes.
 ir::Graph random_model(std::mt19937& rng, std::string& what) {
-  auto pick = [&](std::vector<int64_t> sizes) { return sizes[std::uniform_int_distribution<std::size_t>(0, sizes.size() - 1)(rng)]; };
+  auto pick = [&](std::vector<int64_t> sizes) {
+    return sizes[std::uniform_int_distribution<std::size_t>(0, sizes.size() - 1)(rng)];
+  };
   if (rng() % 2) {
     ir::MlpConfig c{pick({2, 4, 8}), pick({4, 8, 16}), pick({8, 16, 32}), pick({16, 32, 64})};
     what = "mlp " + std::to_string(c.batch) + "x" + std::to_string(c.seq) + "x" + std::to_string(c.hidden);
