@@ -1,8 +1,9 @@
 #include "runtime/memory_check.hpp"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mpi.h>
 
 namespace shardsynth::runtime {
@@ -43,7 +44,10 @@ std::vector<MemoryMeasured> gather_measured(const MemoryMeasured& mine) {
     m.at_peak = {f[1], f[2], f[3], f[4]};
     m.transient_at_peak = f[5];
     m.transient_max = f[6];
-    m.peak_at = r == 0 ? mine.peak_at : "";
+    if (r == 0) {
+      m.peak_at = mine.peak_at;
+      m.transient_kinds = mine.transient_kinds;
+    }
     out.push_back(m);
   }
   return out;
@@ -86,6 +90,11 @@ void print_memory_table(const ir::ScheduleMemory& predicted, const std::vector<M
   std::printf("(planned tensors held and freed as planned; transient: gathered parameters, resharding scratch, "
               "activation gradients, up to %lld bytes at any step: measured, not compared, the model counts none)\n",
               static_cast<long long>(most));
+  std::string kinds;
+  for (const auto& [what, bytes] : ranks.empty() ? std::map<std::string, int64_t>{} : ranks[0].transient_kinds) {
+    if (bytes > 0) kinds += (kinds.empty() ? "" : ", ") + what + " " + std::to_string(bytes);
+  }
+  if (!kinds.empty()) std::printf("(rank 0's transient bytes at its peak: %s)\n", kinds.c_str());
 }
 
 int report_memory(const ir::ScheduleMemory& predicted, const std::vector<MemoryMeasured>& ranks,

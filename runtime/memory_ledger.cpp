@@ -109,6 +109,7 @@ void MemoryLedger::record() {
     measured_.peak_at = step_ < static_cast<int64_t>(steps_.size()) ? steps_[step_] : "";
     measured_.at_peak = held;
     measured_.transient_at_peak = step_transient_;
+    measured_.transient_kinds = step_kinds_;
   }
   measured_.transient_max = std::max(measured_.transient_max, step_transient_);
 }
@@ -123,6 +124,7 @@ void MemoryLedger::begin(int64_t step) {
   int64_t transient = 0;
   for (const auto& [what, bytes] : transients_) transient += bytes;
   step_transient_ = transient;
+  step_kinds_ = transients_;
   for (Entry& e : entries_) {
     const bool live = live_at(e, step);
     if (e.live && !live) {
@@ -159,7 +161,10 @@ void MemoryLedger::transient(const std::string& what, int64_t bytes) {
   transients_[what] = bytes;
   int64_t sum = 0;
   for (const auto& [kind, held] : transients_) sum += held;
-  step_transient_ = std::max(step_transient_, sum);
+  if (sum > step_transient_) {
+    step_transient_ = sum;
+    step_kinds_ = transients_;
+  }
 }
 
 MemoryMeasured larger(const MemoryMeasured& a, const MemoryMeasured& b) {

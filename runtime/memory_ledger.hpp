@@ -49,6 +49,7 @@ struct MemoryMeasured {
   MemoryBytes at_peak;            // planned bytes held at that step, by category
   int64_t transient_at_peak = 0;  // transient bytes at that step (outside the plan)
   int64_t transient_max = 0;      // the most transient bytes at any step
+  std::map<std::string, int64_t> transient_kinds;  // transient_at_peak by kind (MemoryLedger::transient's `what`)
 };
 
 // "forward of NODE", "backward of NODE" or "optimizer" per time step of
@@ -114,6 +115,7 @@ class MemoryLedger {
   int64_t step_ = -1;                         // the current step; -1 before the first
   std::map<std::string, int64_t> transients_; // kind -> bytes held now
   int64_t step_transient_ = 0;                // highest transient sum in the current step
+  std::map<std::string, int64_t> step_kinds_; // transients_ when the current step's sum was highest
   int64_t peak_ = -1;                         // highest planned total recorded
   MemoryMeasured measured_;
 };
