@@ -42,12 +42,14 @@ struct RunResult {
 // before anything is sent. Specs of tensors the graph lacks, and syncs whose
 // FROM->TO text does not parse or names an operand the node lacks, are errors
 // too, and so is a tensor whose element type the runtime cannot send in its
-// priced size (float16, bfloat16: runtime/packing.hpp). `where` (the schedule's file) starts every message.
+// priced size (float16, bfloat16: runtime/packing.hpp), and a planned tensor of the memory figures that the
+// graph lacks. `where` (the schedule's file) starts every message.
 void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule,
                        const std::string& where = "schedule");
 
-// When the schedule's memory figures list its planned tensors, the run holds
-// and frees them as planned and measures what it held (runtime/memory_ledger.hpp).
+// When the memory figures of an inference schedule list its planned tensors,
+// the run holds and frees them as planned and measures what it held
+// (runtime/memory_ledger.hpp).
 // Throws std::invalid_argument naming the node when the schedule lacks a
 // spec, names an unknown node, or gives an op a layout its kernel cannot run.
 // `kernels` runs each op on local shards (the backend's table, keyed by op

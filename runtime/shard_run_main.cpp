@@ -7,6 +7,10 @@
 // --schedule takes an intra-op schedule ("shardsynth.schedule/1") or a
 // pipeline-staged one ("shardsynth.staged_schedule/1", run by
 // runtime/shard_run_staged.hpp); the JSON "format" field decides.
+// A schedule from `synth --memory-report` lists the tensors each device holds
+// by plan: an intra-op run (inference, or --train) holds and frees them as
+// planned and prints every rank's measured peak under the prediction, which
+// --check confirms (runtime/memory_check.hpp); staged runs are not measured.
 // --params and --input load parameters and graph inputs from safetensors
 // files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
 // gathered graph output.
@@ -242,8 +246,10 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
     std::printf("shard-run: %s on mesh %s (%lld ranks), backend %s\n", model_name.c_str(), shape_text.c_str(),
                 static_cast<long long>(mesh.num_devices()), flags.backend.c_str());
     if (!runtime::print_byte_table(result)) status = 1;
-    if (schedule.memory &&
-        runtime::report_memory(*schedule.memory, measured, runtime::step_names(graph, false), flags.check, true) != 0) {
+    if (schedule.memory && schedule.mode != "inference") {
+      std::printf("memory: the schedule's figures are for a training step (shard-run --train measures them)\n");
+    } else if (schedule.memory &&
+               runtime::report_memory(*schedule.memory, measured, runtime::step_names(graph, false), flags.check, true)) {
       status = 1;
     }
     if (!flags.output_path.empty()) {

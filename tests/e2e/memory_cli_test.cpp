@@ -99,5 +99,18 @@ TEST_CASE("shard_run_MemoryMismatchFailsCheckWithOneLine") {
   CHECK(early.exit_code != 0);
   CHECK(early.err.find("memory plan: tensor 'input_ids' is read at time step 2 (forward of wte), outside its planned "
                        "interval") != std::string::npos);
+  // A planned tensor the graph lacks stops every rank before the run, with one line.
+  json["memory"]["tensors"][0]["name"] = "nonesuch";
+  std::ofstream(schedule) << json.dump();
+  const auto unknown = run_command(run_command_line(c, schedule));
+  CHECK(unknown.exit_code == 2);
+  const std::string first_line = unknown.err.substr(0, unknown.err.find('\n'));  // mpirun adds its own lines after it
+  CHECK(first_line.find("shard-run: error: ") == 0);
+  CHECK(first_line.find("memory tensor 'nonesuch', which the graph lacks") != std::string::npos);
+  // A training plan's figures price a training step: a forward run says so and measures nothing.
+  REQUIRE(run_command(synth_command(c, schedule)).exit_code == 0);
+  const auto forward = run_command(kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --check --schedule " + schedule + " " + kGpt2);
+  CHECK(forward.exit_code == 0);
+  CHECK(forward.out.find("memory: the schedule's figures are for a training step") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
