@@ -14,18 +14,50 @@ ir::LiveSpan node_span(const Lowered& lowered, int node) {
   return {n.live_from, n.live_to};
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The intervals op node `node` holds its outputs over: its own and, when it
+// may recompute (synth/recompute.hpp), its saved node's while kept and its
+// recomputed node's; ascending, touching ones merged.
+std::vector<ir::LiveSpan> held_spans(const Lowered& lowered, const Assignment& assignment,
+                                     const std::vector<std::vector<int>>& followers, int node) {
+  std::vector<ir::LiveSpan> spans = {node_span(lowered, node)};
+  const bool recomputes = lowered.nodes[node].strategies[assignment[node]].recompute;
+  for (int f : followers[node]) {
+    if (ends_with(lowered.problem.nodes[f].label, ":saved") && recomputes) continue;  // dropped until recomputed
+    spans.push_back(node_span(lowered, f));
+  }
+  std::sort(spans.begin(), spans.end(), [](const ir::LiveSpan& a, const ir::LiveSpan& b) { return a.from < b.from; });
+  std::vector<ir::LiveSpan> merged;
+  for (const auto& span : spans) {
+    if (span.from >= span.to) continue;
+    if (!merged.empty() && span.from <= merged.back().to) {
+      merged.back().to = std::max(merged.back().to, span.to);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  return merged;
+}
+
 }  // namespace
 
 std::vector<ir::PlannedTensor> memory_ledger(const Lowered& lowered, const Assignment& assignment) {
   using ir::MemoryCategory;
   std::vector<ir::PlannedTensor> out;
   const ir::Graph& graph = lowered.graph;
+  std::vector<std::vector<int>> followers(lowered.nodes.size());  // op node -> its saved nodes (recomputation)
+  for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
+    if (lowered.nodes[n].role == NodeRole::saved) followers.at(lowered.nodes[n].of).push_back(static_cast<int>(n));
+  }
   for (ir::Vertex v : lowered.order) {
     const ir::Node& node = graph.node(v);
     const int owner = lowered.owner[v];
     out.push_back({node.name, MemoryCategory::activation,
                    costs::activation_bytes(node.type, output_spec(lowered, assignment, v), lowered.mesh),
-                   {node_span(lowered, owner)}});
+                   held_spans(lowered, assignment, followers, owner)});
     for (std::size_t p = 0; p < node.params.size(); ++p) {
       const ir::Param& param = node.params[p];
       if (!param.tied_to.empty()) continue;  // held by the parameter it is tied to

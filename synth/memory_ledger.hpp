@@ -9,7 +9,11 @@
 // inference, its parameters share its node and are held over the node's
 // whole interval; in training a parameter's stored shard ("node.param"), its
 // gradient buffer ("node.param:grad") and its Adam state
-// ("node.param:state") are held by its storage node, the whole step. A tied
+// ("node.param:state") are held by its storage node, the whole step. A
+// recomputed output (synth/recompute.hpp) is held over two intervals: its
+// node's (the forward, to its last forward read) and its recomputed node's
+// (from the recomputation to its backward); the saved node's interval
+// between them joins the first only when the output is kept. A tied
 // parameter is held by the one it is tied to. So at every time step the
 // ledger's bytes sum to the problem's usage (synth::peak_usage).
 #include <cstdint>
