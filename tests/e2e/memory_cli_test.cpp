@@ -5,7 +5,8 @@
 // peak and the same bytes per category. Plans: data-parallel, fsdp
 // (training), megatron and the synthesized optimum, on meshes 2, 4, 8 and
 // 2x4, in inference and training (a subset of that matrix, so that the test
-// stays near a minute on two cores). A schedule whose prediction is off by a
+// stays near a minute on two cores), and a plan that recomputes activations
+// under a memory budget. A schedule whose prediction is off by a
 // byte fails --check with one line naming the rank and the category; one
 // that frees a tensor before its reader stops the run, naming both.
 #include <doctest/doctest.h>
@@ -31,12 +32,13 @@ struct Case {
   const char* mesh;  // --mesh
   const char* plan;  // --plan NAME, or "" for the synthesized optimum (--peak-tflops 0.001 makes it shard)
   bool training;     // --mode training and shard-run --train --steps 1
+  const char* extra = "";  // more synth flags (a --memory budget that makes the plan recompute)
 };
 
 std::string synth_command(const Case& c, const std::string& schedule) {
   const std::string plan = *c.plan ? std::string(" --plan ") + c.plan : std::string(" --peak-tflops 0.001");
-  return kSynth + " --quiet --memory-report --mesh " + c.mesh + plan + (c.training ? " --mode training" : "") +
-         " --schedule " + schedule + " " + kGpt2;
+  return kSynth + " --quiet --memory-report --mesh " + c.mesh + plan + (c.training ? " --mode training" : "") + " " +
+         c.extra + " --schedule " + schedule + " " + kGpt2;
 }
 
 std::string run_command_line(const Case& c, const std::string& schedule) {
@@ -56,6 +58,8 @@ TEST_CASE("shard_run_MeasuredMemoryMatchesThePrediction") {
       {8, "2x4", "", true},             {8, "2x4", "data-parallel", false}, {8, "2x4", "megatron", true},
       {8, "2x4", "fsdp", true},         {4, "4", "fsdp", true},              {8, "8", "", false},
       {8, "8", "data-parallel", true},  {2, "2", "megatron", true},
+      // Under a budget the plan recomputes activations: each is held twice, freed between.
+      {2, "2", "", true, "--memory 3000000 --time-limit 10"},
   };
   for (const Case& c : cases) {
     const std::string mesh = c.mesh, plan = *c.plan ? c.plan : "synthesized";
@@ -72,6 +76,7 @@ TEST_CASE("shard_run_MeasuredMemoryMatchesThePrediction") {
     CHECK(run.out.find("\nrank " + std::to_string(c.ranks - 1) + " measured ") != std::string::npos);
     CHECK(run.out.find("check: memory of every rank at its peak, by category, as predicted: OK") != std::string::npos);
     CHECK(run.out.find("not compared, the model counts none") != std::string::npos);
+    if (*c.extra) CHECK(run.out.find("recomputation: ") != std::string::npos);
   }
   std::filesystem::remove_all(dir);
 }
