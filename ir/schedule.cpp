@@ -7,6 +7,23 @@
 
 namespace shardsynth::ir {
 
+std::string category_name(MemoryCategory category) {
+  switch (category) {
+    case MemoryCategory::param: return "param";
+    case MemoryCategory::grad: return "grad";
+    case MemoryCategory::optimizer: return "optimizer";
+    case MemoryCategory::activation: return "activation";
+  }
+  return "activation";
+}
+
+MemoryCategory memory_category(const std::string& text) {
+  for (auto c : {MemoryCategory::param, MemoryCategory::grad, MemoryCategory::optimizer, MemoryCategory::activation}) {
+    if (category_name(c) == text) return c;
+  }
+  throw InputError("unknown category '" + text + "' (known: param, grad, optimizer, activation)");
+}
+
 std::string to_text(const Directive& d) {
   std::string head = "sch[\"" + d.node + "\"]";
   if (d.kind == DirectiveKind::shard) {
@@ -70,6 +87,15 @@ nlohmann::json to_json(const Schedule& s) {
     if (m.recomputed_ops > 0) {
       out["memory"]["recomputed_ops"] = m.recomputed_ops;
       out["memory"]["recomputed"] = m.recomputed;
+    }
+    if (!m.tensors.empty()) {
+      auto tensors = nlohmann::json::array();
+      for (const PlannedTensor& t : m.tensors) {
+        auto live = nlohmann::json::array();
+        for (const LiveSpan& span : t.live) live.push_back({span.from, span.to});
+        tensors.push_back({{"name", t.name}, {"category", category_name(t.category)}, {"bytes", t.bytes}, {"live", live}});
+      }
+      out["memory"]["tensors"] = std::move(tensors);
     }
   }
   return out;
@@ -141,6 +167,25 @@ Schedule schedule_from_json(const nlohmann::json& j, const std::string& document
     if (mj.contains("recomputed_ops")) {
       m.recomputed_ops = field<int64_t>(mj, "recomputed_ops", "memory", document);
       m.recomputed = field<int64_t>(mj, "recomputed", "memory", document);
+    }
+    if (mj.contains("tensors")) {
+      for (const auto& tj : field<std::vector<nlohmann::json>>(mj, "tensors", "memory", document)) {
+        PlannedTensor t;
+        t.name = field<std::string>(tj, "name", "a memory tensor", document);
+        try {
+          t.category = memory_category(field<std::string>(tj, "category", "a memory tensor", document));
+        } catch (const InputError& e) {
+          throw InputError(document + ": memory tensor '" + t.name + "': " + e.what());
+        }
+        t.bytes = field<int64_t>(tj, "bytes", "a memory tensor", document);
+        for (const auto& span : field<std::vector<std::vector<int64_t>>>(tj, "live", "a memory tensor", document)) {
+          if (span.size() != 2 || span[0] > span[1]) {
+            throw InputError(document + ": memory tensor '" + t.name + "': each live interval is [from, to] with from <= to");
+          }
+          t.live.push_back({span[0], span[1]});
+        }
+        m.tensors.push_back(std::move(t));
+      }
     }
     s.memory = m;
   }

@@ -49,6 +49,34 @@ struct TensorSpec {
   bool operator==(const TensorSpec&) const = default;
 };
 
+// What a planned tensor's bytes count as in a plan's memory figures.
+enum class MemoryCategory { param, grad, optimizer, activation };
+
+// "param", "grad", "optimizer", "activation"; memory_category throws
+// InputError naming anything else.
+std::string category_name(MemoryCategory category);
+MemoryCategory memory_category(const std::string& text);
+
+// A time-step interval [from, to) of synth/liveness.hpp's order.
+struct LiveSpan {
+  int64_t from = 0;  // first time step the tensor is held (inclusive)
+  int64_t to = 0;    // first time step it is no longer held (exclusive)
+
+  bool operator==(const LiveSpan&) const = default;
+};
+
+// One tensor a device holds by plan (synth/memory_ledger.hpp), in the
+// memory figures' "tensors" list: the runtime holds and frees it as planned
+// (runtime/memory_ledger.hpp).
+struct PlannedTensor {
+  std::string name;        // node name (activation), "node.param", "node.param:grad" or "node.param:state"
+  MemoryCategory category = MemoryCategory::activation;  // which figure its bytes count in
+  int64_t bytes = 0;       // bytes per device (its local shard)
+  std::vector<LiveSpan> live;  // the time steps it is held, ascending, disjoint
+
+  bool operator==(const PlannedTensor&) const = default;
+};
+
 // A plan's predicted bytes per device, by what they hold (synth
 // --memory-report; costs/param_storage.hpp, synth/liveness.hpp). Every
 // device of an intra-op plan holds the same shard sizes.
@@ -64,6 +92,7 @@ struct ScheduleMemory {
   std::vector<int64_t> zero_stages;  // training: parameter elements kept at ZeRO stage 0 (as used), 1, 2, 3
   int64_t recomputed_ops = 0;        // training: ops whose outputs are recomputed for the backward (checkpoint)
   int64_t recomputed = 0;            // training: bytes of those outputs, dropped after the forward's last read
+  std::vector<PlannedTensor> tensors;  // every tensor held by plan, in lowering's order (JSON "tensors"; may be empty)
 
   bool operator==(const ScheduleMemory&) const = default;
 };

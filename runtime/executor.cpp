@@ -1,6 +1,7 @@
 #include "runtime/executor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +23,7 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
     if (!specs.emplace(t.tensor, t.spec).second) throw ir::InputError(where + ": tensor '" + t.tensor + "' has two specs");
   }
   std::set<std::string> tensors;
+  std::set<std::string> params;  // "node.param" of every parameter
   auto check = [&](const std::string& tensor, const ir::TensorType& type) {
     tensors.insert(tensor);
     auto it = specs.find(tensor);
@@ -46,6 +48,7 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
     for (const ir::Param& p : node.params) {
       const std::string tensor = node.name + "." + p.name;
       check(tensor, p.type);
+      params.insert(tensor);
       // A training plan's storage of the parameter, where it names one (ir::kStoredSuffix).
       for (const char* suffix : {ir::kStoredSuffix, ir::kGradSuffix, ir::kStateSuffix}) {
         if (specs.count(tensor + suffix)) check(tensor + suffix, p.type);
@@ -54,6 +57,17 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
   }
   for (const auto& t : schedule.specs) {
     if (!tensors.count(t.tensor)) throw ir::InputError(where + ": spec for tensor '" + t.tensor + "', which the graph lacks");
+  }
+  // The memory figures' planned tensors: activations by node name, parameters and their storage parts by "node.param".
+  for (const auto& t : schedule.memory ? schedule.memory->tensors : std::vector<ir::PlannedTensor>{}) {
+    std::string name = t.name;
+    for (const std::string suffix : {ir::kGradSuffix, ir::kStateSuffix}) {
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        name.resize(name.size() - suffix.size());
+      }
+    }
+    const bool known = t.category == ir::MemoryCategory::activation ? graph.find(name).has_value() : params.count(name) > 0;
+    if (!known) throw ir::InputError(where + ": memory tensor '" + t.name + "', which the graph lacks");
   }
   for (std::size_t i = 0; i < schedule.directives.size(); ++i) {
     const auto& d = schedule.directives[i];
@@ -84,8 +98,20 @@ RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
   const PlanSpecs plan = parse_plan(graph, mesh, schedule);
   PricedResharder resharder(mesh, comm);
   ForwardPass pass(graph, plan, resharder, kernels, {seed, &params, &inputs, &local_inputs, nullptr}, false);
+  std::optional<MemoryLedger> ledger;
+  // A training plan's figures price a training step: a forward run alone is not measured against them.
+  if (schedule.memory && !schedule.memory->tensors.empty() && schedule.mode == "inference") {
+    ledger.emplace(schedule.memory->tensors, step_names(graph, false), [&](const ir::PlannedTensor& t) {
+      return planned_local_bytes(graph, mesh, plan, t);
+    });
+    pass.set_ledger(&*ledger);
+  }
   pass.run();
   RunResult result;
+  if (ledger) {
+    ledger->finish();
+    result.memory = ledger->measured();
+  }
   result.sent = comm.bytes_sent();
   result.predicted = resharder.predicted();
   // Gather the output whole (outside the plan's byte count).

@@ -13,6 +13,7 @@
 // can be set against the cost model's ring volume for the same steps.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "costs/collective.hpp"
@@ -20,6 +21,7 @@
 #include "ir/mesh.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/communicator.hpp"
+#include "runtime/memory_ledger.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/tensor.hpp"
 
@@ -30,6 +32,7 @@ struct RunResult {
   std::map<std::string, Tensor> outputs;               // every output node by name: this rank's shard in the node's spec
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent per kind while executing the plan
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
+  std::optional<MemoryMeasured> memory;                // what this rank held, when the schedule lists its planned tensors
 };
 
 // Checks, without communicating, that the schedule fits the graph and mesh:
@@ -39,10 +42,14 @@ struct RunResult {
 // before anything is sent. Specs of tensors the graph lacks, and syncs whose
 // FROM->TO text does not parse or names an operand the node lacks, are errors
 // too, and so is a tensor whose element type the runtime cannot send in its
-// priced size (float16, bfloat16: runtime/packing.hpp). `where` (the schedule's file) starts every message.
+// priced size (float16, bfloat16: runtime/packing.hpp), and a planned tensor of the memory figures that the
+// graph lacks. `where` (the schedule's file) starts every message.
 void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule,
                        const std::string& where = "schedule");
 
+// When the memory figures of an inference schedule list its planned tensors,
+// the run holds and frees them as planned and measures what it held
+// (runtime/memory_ledger.hpp).
 // Throws std::invalid_argument naming the node when the schedule lacks a
 // spec, names an unknown node, or gives an op a layout its kernel cannot run.
 // `kernels` runs each op on local shards (the backend's table, keyed by op

@@ -135,20 +135,26 @@ const SavedOp* ForwardPass::saved(const std::string& name) const {
   return it == saved_.end() ? nullptr : &it->second;
 }
 
+ForwardPass::~ForwardPass() { *alive_ = false; }
+
 void ForwardPass::run() {
   // How many operand uses each value still has: without keep a value is
   // dropped after its last use, so a rank holds the live tensors only
   // (output nodes stay); with keep only a checkpointed op's value and call
-  // are, to be recomputed.
+  // are, to be recomputed. With a ledger, the ledger frees as planned.
   std::map<std::string, std::size_t> uses_left;
-  for (ir::Vertex v : graph_.topological_order()) uses_left[graph_.node(v).name] = graph_.users_of(v).size();
+  const auto order = graph_.topological_order();
+  for (ir::Vertex v : order) uses_left[graph_.node(v).name] = graph_.users_of(v).size();
   auto last_use = [&](const ir::Node& node) {
     if (keep_ ? plan_.recompute.count(node.name) == 0 : node.kind == ir::kOutput) return;
     values_.erase(node.name);
     saved_.erase(node.name);
   };
-  for (ir::Vertex v : graph_.topological_order()) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ir::Vertex v = order[i];
+    if (ledger_) ledger_->begin(static_cast<int64_t>(i));
     step(v);
+    if (ledger_) continue;
     if (uses_left[graph_.node(v).name] == 0 && keep_) last_use(graph_.node(v));
     for (ir::Vertex u : graph_.inputs_of(v)) {
       if (--uses_left[graph_.node(u).name] == 0) last_use(graph_.node(u));
@@ -161,6 +167,24 @@ void ForwardPass::recompute(ir::Vertex v) {
     throw std::invalid_argument("recompute of '" + graph_.node(v).name + "', which is not checkpointed");
   }
   step(v);
+}
+
+void ForwardPass::store(const ir::Node& node, Tensor value) {
+  Tensor& held = values_[node.name] = std::move(value);
+  if (!ledger_) return;
+  ledger_->hold(node.name, shard_bytes(held.data.size(), node.type.dtype), [this, alive = alive_, name = node.name] {
+    if (*alive) release(name);
+  });
+}
+
+void ForwardPass::release(const std::string& name) {
+  values_.erase(name);
+  saved_.erase(name);
+  if (const auto it = saved_extra_.find(name); it != saved_extra_.end()) {
+    saved_transient_ -= it->second;
+    saved_extra_.erase(it);
+    if (ledger_) ledger_->transient("saved for the backward", saved_transient_);
+  }
 }
 
 Tensor ForwardPass::local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const {
@@ -193,7 +217,7 @@ void ForwardPass::step(ir::Vertex v) {
           throw std::invalid_argument("input '" + node.name + "': the local shard has shape " +
                                       ir::shape_string(local->second.shape) + ", its spec needs " + ir::shape_string(want));
         }
-        values_[node.name] = local->second;
+        store(node, local->second);
         return;
       }
     }
@@ -206,16 +230,19 @@ void ForwardPass::step(ir::Vertex v) {
       throw std::invalid_argument("input '" + node.name + "' has shape " + ir::shape_string(whole.shape) +
                                   ", the graph needs " + ir::shape_string(node.type.shape));
     }
-    values_[node.name] = local_shard(whole, plan_.of(node.name), mesh, coords);
-    whole_inputs_[node.name] = std::move(whole);
+    store(node, local_shard(whole, plan_.of(node.name), mesh, coords));
+    whole_inputs_[node.name] = std::move(whole);  // the harness's (labels, --check): not the plan's memory
     return;
   }
   // Operands, resharded by fwd_pre syncs (or, for the graph output, by the producer's fwd_post).
   SavedOp op;
+  int64_t scratch = 0;  // transient bytes of this step: resharded operands, a partial result, a tied parameter's copy
+  int64_t saved_extra = 0;  // of those, what a kept call saves for the backward
   const auto producers = graph_.inputs_of(v);
   for (std::size_t i = 0; i < producers.size(); ++i) {
     const ir::Node& producer = graph_.node(producers[i]);
     ir::Spec spec = plan_.of(producer.name);
+    if (ledger_) ledger_->read(producer.name);
     Tensor value = values_.at(producer.name);
     if (auto it = plan_.pre.find({node.name, static_cast<int>(i)}); it != plan_.pre.end()) {
       if (it->second.first != spec) {
@@ -233,16 +260,31 @@ void ForwardPass::step(ir::Vertex v) {
         }
       }
     }
+    if (spec != plan_.of(producer.name)) {
+      scratch += shard_bytes(value.data.size(), producer.type.dtype);
+      saved_extra += shard_bytes(value.data.size(), producer.type.dtype);
+    }
     op.inputs.push_back(std::move(value));
     op.input_specs.push_back(spec);
   }
+  // Reports this step's transient buffers to the ledger, and what the kept call saves.
+  auto report = [&] {
+    if (!ledger_) return;
+    ledger_->transient("scratch", scratch);
+    ledger_->transient("scratch", 0);
+    if (!keep_ || saved_extra == 0) return;
+    saved_extra_[node.name] = saved_extra;
+    saved_transient_ += saved_extra;
+    ledger_->transient("saved for the backward", saved_transient_);
+  };
   if (node.kind == ir::kOutput) {
-    values_[node.name] = op.inputs.at(0);
+    store(node, op.inputs.at(0));
     if (keep_) {
       op.result = op.input_specs.at(0);
       op.output = op.inputs.at(0);
       saved_[node.name] = std::move(op);
     }
+    report();
     return;
   }
   const ir::Spec& output = plan_.of(node.name);
@@ -250,6 +292,7 @@ void ForwardPass::step(ir::Vertex v) {
   op.params.reserve(node.params.size());
   for (const ir::Param& p : node.params) {
     op.params.push_back(local_param(node, p, coords));
+    if (ledger_) hold_param(node, p, op.params.back(), scratch);
     if (p.name == "weight") op.weight_offsets = shard_offsets(p.type.shape, plan_.of(node.name + "." + p.name), mesh, coords);
   }
   op.out_shape = ir::local_shape(node.type.shape, op.result, mesh);
@@ -273,11 +316,33 @@ void ForwardPass::step(ir::Vertex v) {
     throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +
                                 ", the schedule's spec needs " + ir::shape_string(op.out_shape));
   }
-  values_[node.name] = op.result == output ? local : resharder_.move(local, node.type, op.result, output);
+  if (op.result != output) {
+    scratch += shard_bytes(local.data.size(), node.type.dtype);
+    saved_extra += shard_bytes(local.data.size(), node.type.dtype);
+  }
+  store(node, op.result == output ? local : resharder_.move(local, node.type, op.result, output));
   if (keep_) {
     op.output = std::move(local);
     saved_[node.name] = std::move(op);
   }
+  report();
+}
+
+void ForwardPass::hold_param(const ir::Node& node, const ir::Param& p, const Tensor& local, int64_t& scratch) {
+  const std::string use = node.name + "." + p.name;
+  const std::string full = p.tied_to.empty() ? use : p.tied_to;
+  ledger_->read(full);  // the stored parameter (a tied use reads the one it is tied to)
+  if (sources_.local_params) return;  // training: its state holds the shards and counts their gathered copies
+  if (!p.tied_to.empty()) {
+    // Inference: the tied parameter is held as planned under its own name; a use in another spec reads a copy.
+    if (plan_.specs.count(full) && plan_.of(full) != plan_.of(use)) scratch += shard_bytes(local.data.size(), p.type.dtype);
+    return;
+  }
+  // Inference: the op's node holds its parameters over the node's interval (synth/memory_ledger.hpp).
+  const Tensor& held = held_params_[use] = local;
+  ledger_->hold(use, shard_bytes(held.data.size(), p.type.dtype), [this, alive = alive_, use] {
+    if (*alive) held_params_.erase(use);
+  });
 }
 
 }  // namespace shardsynth::runtime

@@ -17,9 +17,14 @@
 // op's (the schedule's `checkpoint` directives) is dropped after its last
 // forward read and made again by recompute() before the backward needs it
 // (ir/recompute_segments.hpp says when); without `keep` a value is dropped
-// after its last use.
+// after its last use. With a memory ledger (runtime/memory_ledger.hpp) the
+// ledger frees them instead, at the end of their planned intervals, and is
+// told each forward step, each value and parameter held and read, and the
+// transient buffers (resharded operands, partial results, a tied
+// parameter's copy; with keep, those saved for the backward).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -31,6 +36,7 @@
 #include "ir/schedule.hpp"
 #include "ir/spec.hpp"
 #include "runtime/communicator.hpp"
+#include "runtime/memory_ledger.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/tensor.hpp"
 
@@ -118,10 +124,22 @@ class ForwardPass {
   const Tensor& whole_input(const std::string& name) const { return whole_inputs_.at(name); }
   // With keep: op `name`'s saved call (absent for placeholders).
   const SavedOp* saved(const std::string& name) const;
+  // Holds and frees what the plan says through `ledger` (before run(); it must outlive the run).
+  void set_ledger(MemoryLedger* ledger) { ledger_ = ledger; }
+  ~ForwardPass();
+  ForwardPass(const ForwardPass&) = delete;
+  ForwardPass& operator=(const ForwardPass&) = delete;
 
  private:
   void step(ir::Vertex v);
   Tensor local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const;
+  // Keeps node `node`'s local value, held in the ledger when there is one.
+  void store(const ir::Node& node, Tensor value);
+  // With a ledger: reads parameter p's stored shard and, in inference, holds its local shard `local` as planned
+  // (adding a tied use's copy to `scratch`).
+  void hold_param(const ir::Node& node, const ir::Param& p, const Tensor& local, int64_t& scratch);
+  // Frees node `name`'s value and saved call (the ledger's release).
+  void release(const std::string& name);
 
   const ir::Graph& graph_;
   const PlanSpecs& plan_;
@@ -132,6 +150,11 @@ class ForwardPass {
   std::map<std::string, Tensor> values_;         // node -> local value in its spec, while still used
   std::map<std::string, Tensor> whole_inputs_;   // placeholder -> its whole value
   std::map<std::string, SavedOp> saved_;         // op -> its call, with keep
+  MemoryLedger* ledger_ = nullptr;               // the plan's memory ledger, when one is tracked
+  std::map<std::string, Tensor> held_params_;    // with a ledger and no local_params: "node.param" -> its shard, as planned
+  std::map<std::string, int64_t> saved_extra_;   // with keep and a ledger: op -> bytes its call saved beyond planned tensors
+  int64_t saved_transient_ = 0;                  // the sum of saved_extra_
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed (the ledger may outlive it)
 };
 
 // Global index of this rank's first element along each tensor dim under

@@ -31,6 +31,16 @@ Optimizer::Optimizer(OptimizerKind kind, double lr) : kind_(kind), lr_(lr) {
   }
 }
 
+void Optimizer::prepare(const std::string& name, const std::vector<int64_t>& shape) {
+  if (kind_ == OptimizerKind::adam && !moments_.count(name)) moments_[name] = {zeros(shape), zeros(shape)};
+}
+
+int64_t Optimizer::state_bytes(const std::string& name) const {
+  const auto it = moments_.find(name);
+  if (it == moments_.end()) return 0;
+  return static_cast<int64_t>((it->second.m.data.size() + it->second.v.data.size()) * sizeof(float));
+}
+
 void Optimizer::update(const std::string& name, Tensor& param, const Tensor& grad) {
   if (param.shape != grad.shape) throw std::invalid_argument("optimizer: gradient of '" + name + "' has the wrong shape");
   if (kind_ == OptimizerKind::sgd) {

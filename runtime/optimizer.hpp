@@ -6,9 +6,11 @@
 //  - adam: torch.optim.Adam's defaults (beta1 0.9, beta2 0.999, eps 1e-8,
 //    no weight decay), bias-corrected: m = b1 m + (1 - b1) g,
 //    v = b2 v + (1 - b2) g^2, p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/tensor.hpp"
 
@@ -26,6 +28,12 @@ class Optimizer {
   Optimizer(OptimizerKind kind, double lr);
   // Starts step t + 1 (Adam's bias correction counts steps from 1).
   void begin_step() { ++step_; }
+  // Allocates `name`'s state for a shard of `shape` now rather than at its
+  // first update (Adam: zero moments, as that update would; sgd: none), so
+  // that a rank holds it from the first step on as the memory model counts.
+  void prepare(const std::string& name, const std::vector<int64_t>& shape);
+  // Bytes of `name`'s state held now (Adam: its two fp32 moments).
+  int64_t state_bytes(const std::string& name) const;
   // Updates `param` (named `name`) with its gradient `grad` of the same shape.
   void update(const std::string& name, Tensor& param, const Tensor& grad);
 

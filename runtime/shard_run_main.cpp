@@ -7,6 +7,10 @@
 // --schedule takes an intra-op schedule ("shardsynth.schedule/1") or a
 // pipeline-staged one ("shardsynth.staged_schedule/1", run by
 // runtime/shard_run_staged.hpp); the JSON "format" field decides.
+// A schedule from `synth --memory-report` lists the tensors each device holds
+// by plan: an intra-op run (inference, or --train) holds and frees them as
+// planned and prints every rank's measured peak under the prediction, which
+// --check confirms (runtime/memory_check.hpp); staged runs are not measured.
 // --params and --input load parameters and graph inputs from safetensors
 // files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
 // gathered graph output.
@@ -33,6 +37,7 @@
 #include "ir/staged_schedule.hpp"
 #include "ir/version.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/memory_check.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/run_check.hpp"
@@ -234,11 +239,19 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   } catch (const std::exception& e) {
     backend.comm->abort(e.what());
   }
+  // Every rank's measured memory, when the schedule lists its planned tensors.
+  const auto measured = result.memory ? runtime::gather_measured(*result.memory) : std::vector<runtime::MemoryMeasured>{};
   int status = 0;
   if (rank == 0) {
     std::printf("shard-run: %s on mesh %s (%lld ranks), backend %s\n", model_name.c_str(), shape_text.c_str(),
                 static_cast<long long>(mesh.num_devices()), flags.backend.c_str());
     if (!runtime::print_byte_table(result)) status = 1;
+    if (schedule.memory && schedule.mode != "inference") {
+      std::printf("memory: the schedule's figures are for a training step (shard-run --train measures them)\n");
+    } else if (schedule.memory &&
+               runtime::report_memory(*schedule.memory, measured, runtime::step_names(graph, false), flags.check, true)) {
+      status = 1;
+    }
     if (!flags.output_path.empty()) {
       std::string output_name = "output";
       for (ir::Vertex v : graph.topological_order()) {
@@ -305,7 +318,10 @@ int main(int argc, char** argv) {
                  "safetensors file of every parameter by full name (a Hugging Face GPT-2 checkpoint works as is)");
   app.add_option("--input", flags.input_path, "safetensors file of graph inputs by placeholder name (input_ids)");
   app.add_option("--output", flags.output_path, "safetensors file rank 0 writes the graph output to");
-  app.add_flag("--check", flags.check, "also run the unsharded model on rank 0 and compare the outputs");
+  app.add_flag("--check", flags.check,
+               "also run the unsharded model on rank 0 and compare the outputs; with a schedule from synth "
+               "--memory-report, also hold every rank's measured memory peak by category to the prediction "
+               "(intra-op schedules; staged ones are not measured)");
   app.add_flag("--train", flags.train,
                "train with a training plan: forward, loss, backward, gradient syncs and the optimizer step");
   app.add_option("--steps", flags.steps, "with --train: optimizer steps, each on the same batch")->capture_default_str();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/error.hpp"
+#include "runtime/memory_check.hpp"
 #include "runtime/run_check.hpp"
 #include "runtime/safetensors.hpp"
 
@@ -69,6 +70,7 @@ int run_train_command(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
   } catch (const std::exception& e) {
     comm.abort(e.what());
   }
+  const auto measured = result.memory ? gather_measured(*result.memory) : std::vector<MemoryMeasured>{};
   if (comm.rank() != 0) return 0;
   const TrainOptions& options = command.setup.options;
   std::string shape_text;
@@ -102,6 +104,10 @@ int run_train_command(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
   }
   std::printf("(forward, backward and gradient syncs of all %d steps; the loss's gather of the output is not counted)\n",
               options.steps);
+  if (schedule.memory && report_memory(*schedule.memory, measured, step_names(graph, true), command.check,
+                                       options.optimizer == OptimizerKind::adam) != 0) {
+    status = 1;
+  }
   if (command.check) {
     const bool loss_ok = worst_loss <= kTrainTolerance;
     const Worst grads = compare_all(reference.first_grads, result.first_grads);

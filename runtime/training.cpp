@@ -18,13 +18,15 @@ namespace {
 // optimizer step. Micro-batch m reads inputs_of(m) and draws its mse target
 // with seed + m.
 TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
-                       const TrainSetup& setup, int micro_batches, const MicroBatchInputs& inputs_of) {
+                       const TrainSetup& setup, int micro_batches, const MicroBatchInputs& inputs_of,
+                       const std::vector<ir::PlannedTensor>* planned = nullptr) {
   if (setup.options.steps < 1) {
     throw ir::InputError("--steps " + std::to_string(setup.options.steps) + ": must be at least 1");
   }
   TrainResult result;
   result.loss = choose_loss(graph);
   TrainingState state(graph, mesh, plan, comm, setup);
+  if (planned) state.track_memory(*planned);
   for (int step = 1; step <= setup.options.steps; ++step) {
     state.begin_step();
     double loss = 0;
@@ -49,6 +51,7 @@ TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanS
   result.sent = state.sent();
   result.predicted = state.predicted();
   result.recomputed = state.recomputed();
+  result.memory = state.memory();
   return result;
 }
 
@@ -62,7 +65,8 @@ TrainResult train_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir
   }
   validate_schedule(graph, mesh, schedule);
   const PlanSpecs plan = parse_plan(graph, mesh, schedule);
-  return train_with(graph, mesh, plan, comm, setup, 1, nullptr);
+  const bool tracked = schedule.memory && !schedule.memory->tensors.empty();
+  return train_with(graph, mesh, plan, comm, setup, 1, nullptr, tracked ? &schedule.memory->tensors : nullptr);
 }
 
 TrainResult train_reference(const ir::Graph& graph, const TrainSetup& setup, int micro_batches,

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@
 #include "runtime/backward.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/loss.hpp"
+#include "runtime/memory_ledger.hpp"
 #include "runtime/optimizer.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/tensor.hpp"
@@ -72,11 +74,14 @@ struct TrainResult {
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent for the plan's collectives, all steps
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
   int64_t recomputed = 0;                              // op forwards run again for the backward (checkpoints), all steps
+  std::optional<MemoryMeasured> memory;                // this rank's largest step, when the schedule lists planned tensors
 };
 
 // Trains `graph` under `schedule` on this rank (every rank of the mesh calls
 // it alike). Throws ir::InputError when the schedule is not a training plan
-// or does not fit; std::invalid_argument for a kernel failure.
+// or does not fit; std::invalid_argument for a kernel failure. When the
+// schedule's memory figures list its planned tensors, each step holds and
+// frees them as planned and measures what it held (runtime/memory_ledger.hpp).
 TrainResult train_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Schedule& schedule, Communicator& comm,
                           const TrainSetup& setup);
 

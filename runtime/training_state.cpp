@@ -98,24 +98,48 @@ TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const
       }
     }
   }
+  // The optimizer's state is held from the start, as the memory model counts it.
+  for (const auto& [name, s] : stored_) optimizer_.prepare(name, ir::local_shape(s.type.shape, s.state_spec, mesh));
+}
+
+void TrainingState::track_memory(std::vector<ir::PlannedTensor> planned) { planned_ = std::move(planned); }
+
+std::string TrainingState::stored_name(const ir::Node& node, const ir::Param& p) const {
+  return p.tied_to.empty() || !stored_.count(p.tied_to) ? node.name + "." + p.name : p.tied_to;
 }
 
 TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir::Param& p) {
-  return stored_.at(p.tied_to.empty() || !stored_.count(p.tied_to) ? node.name + "." + p.name : p.tied_to);
+  return stored_.at(stored_name(node, p));
 }
 
 void TrainingState::begin_step() {
   local_params_.clear();
   for (auto& [name, s] : stored_) s.grad = zeros(ir::local_shape(s.type.shape, s.grad_spec, mesh_));
+  if (planned_) {
+    // A new step: the parameters, their gradient buffers and their state are held the whole step.
+    ledger_ = std::make_unique<MemoryLedger>(*planned_, step_names(graph_, true), [this](const ir::PlannedTensor& t) {
+      return planned_local_bytes(graph_, mesh_, plan_, t);
+    });
+    ledger_->begin(0);
+    for (const auto& [name, s] : stored_) {
+      ledger_->hold(name, shard_bytes(s.value.data.size(), s.type.dtype));
+      ledger_->hold(name + ir::kGradSuffix, shard_bytes(s.grad.data.size(), s.type.dtype));
+      ledger_->hold(name + ir::kStateSuffix, optimizer_.state_bytes(name));
+    }
+  }
+  int64_t gathered = 0;  // uses read in another spec than stored: gathered copies, held the step
   for (ir::Vertex v : graph_.topological_order()) {
     const ir::Node& node = graph_.node(v);
     for (const ir::Param& p : node.params) {
       const std::string use = node.name + "." + p.name;
       const Stored& s = stored_for(node, p);
-      local_params_[use] =
-          s.use == use && s.spec == plan_.of(use) ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
+      if (ledger_) ledger_->read(stored_name(node, p));
+      const bool same = s.use == use && s.spec == plan_.of(use);
+      local_params_[use] = same ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
+      if (!same) gathered += shard_bytes(local_params_[use].data.size(), p.type.dtype);
     }
   }
+  if (ledger_) ledger_->transient("gathered parameters", gathered);
 }
 
 std::unique_ptr<ForwardPass> TrainingState::forward(const std::map<std::string, Tensor>* inputs,
@@ -123,6 +147,7 @@ std::unique_ptr<ForwardPass> TrainingState::forward(const std::map<std::string, 
   auto pass = std::make_unique<ForwardPass>(graph_, plan_, resharder_, *setup_.kernels,
                                             ForwardSources{setup_.seed, &setup_.params, inputs, local_inputs, &local_params_},
                                             true);
+  pass->set_ledger(ledger_.get());
   pass->run();
   return pass;
 }
@@ -132,8 +157,20 @@ std::map<std::string, Tensor> TrainingState::backward(ForwardPass& pass, std::ma
   std::map<std::string, Tensor> grads = std::move(output_grads);  // node -> gradient of its output, spec without partial
   std::map<std::string, Tensor> out;
   const auto order = graph_.topological_order();
-  for (auto position = static_cast<int64_t>(order.size()) - 1; position >= 0; --position) {
+  const auto n = static_cast<int64_t>(order.size());
+  // Activation gradients held now: transient (the model counts none).
+  auto report = [&] {
+    if (!ledger_) return;
+    int64_t bytes = 0;
+    for (const auto& [name, grad] : grads) {
+      bytes += shard_bytes(grad.data.size(), graph_.node(*graph_.find(name)).type.dtype);
+    }
+    ledger_->transient("activation gradients", bytes);
+  };
+  for (auto position = n - 1; position >= 0; --position) {
     const ir::Vertex v = order[position];
+    if (ledger_) ledger_->begin(2 * n - 1 - position);  // its backward's time step
+    report();
     if (const auto again = recompute_at_.find(position); again != recompute_at_.end()) {
       for (ir::Vertex u : again->second) pass.recompute(u);
       recomputed_ += static_cast<int64_t>(again->second.size());
@@ -144,16 +181,25 @@ std::map<std::string, Tensor> TrainingState::backward(ForwardPass& pass, std::ma
     if (node.kind == ir::kPlaceholder) {
       out[node.name] = std::move(g->second);
     } else {
+      if (ledger_) ledger_->read(node.name);
       backward_op(v, *pass.saved(node.name), std::move(g->second), grads, wanted);
     }
     grads.erase(node.name);
+    report();
   }
   return out;
 }
 
 void TrainingState::end_step() {
+  if (ledger_) {
+    ledger_->begin(2 * static_cast<int64_t>(graph_.size()));
+    ledger_->transient("activation gradients", 0);
+  }
   optimizer_.begin_step();
   for (auto& [name, s] : stored_) {
+    if (ledger_) {
+      for (const char* part : {"", ir::kGradSuffix, ir::kStateSuffix}) ledger_->read(name + part);
+    }
     if (s.state_spec == s.spec && s.grad_spec == s.spec) {
       optimizer_.update(name, s.value, s.grad);
       continue;
@@ -163,7 +209,17 @@ void TrainingState::end_step() {
     Tensor value = resharder_.move(s.value, s.type, s.spec, s.state_spec);
     const Tensor grad = resharder_.move(s.grad, s.type, s.grad_spec, s.state_spec);
     optimizer_.update(name, value, grad);
+    if (ledger_) {
+      const int64_t moved = shard_bytes(value.data.size() + grad.data.size(), s.type.dtype);
+      ledger_->transient("scratch", moved);
+      ledger_->transient("scratch", 0);
+    }
     s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
+  }
+  if (ledger_) {
+    ledger_->finish();
+    memory_ = memory_ ? larger(*memory_, ledger_->measured()) : ledger_->measured();
+    ledger_.reset();
   }
 }
 
@@ -250,6 +306,9 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
   for (const ir::Param& p : node.params) add_dim_axes(plan_.of(node.name + "." + p.name), used);
 
   const auto producers = graph_.inputs_of(v);
+  if (ledger_) {
+    for (ir::Vertex u : producers) ledger_->read(graph_.node(u).name);  // the saved operands it read
+  }
   for (std::size_t i = 0; i < producers.size() && i < g.inputs.size(); ++i) {
     const ir::Node& producer = graph_.node(producers[i]);
     const bool flows = producer.kind != ir::kPlaceholder || wanted.count(producer.name);
@@ -275,7 +334,14 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
       // Stored elsewhere than used (ZeRO-3): the backward gathers it again,
       // as the forward did (costs::storage_cost prices both); the gradient is
       // reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
-      if (s.spec != spec) resharder_.move(s.value, s.type, s.spec, spec);
+      if (s.spec != spec) {
+        if (ledger_) ledger_->read(stored_name(node, param));
+        const Tensor gathered = resharder_.move(s.value, s.type, s.spec, spec);
+        if (ledger_) {
+          ledger_->transient("scratch", shard_bytes(gathered.data.size(), param.type.dtype));
+          ledger_->transient("scratch", 0);
+        }
+      }
       accumulate(s.grad, resharder_.move(local, param.type, partial, s.grad_spec));
       continue;
     }

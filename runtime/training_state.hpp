@@ -9,6 +9,7 @@
 // end_step(). Gradients of every micro-batch add up.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 #include "ir/mesh.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/loss.hpp"
+#include "runtime/memory_ledger.hpp"
 #include "runtime/forward_pass.hpp"
 #include "runtime/optimizer.hpp"
 #include "runtime/tensor.hpp"
@@ -85,6 +87,13 @@ class TrainingState {
   const std::map<costs::CollectiveKind, int64_t>& predicted() const { return resharder_.predicted(); }
   PricedResharder& resharder() { return resharder_; }
 
+  // From the next begin_step on, holds and frees the plan's tensors (the
+  // schedule's memory "tensors") as planned and measures each step
+  // (runtime/memory_ledger.hpp): one forward and backward per step.
+  void track_memory(std::vector<ir::PlannedTensor> planned);
+  // The measurement of the step that held the most, once a tracked step has ended.
+  const std::optional<MemoryMeasured>& memory() const { return memory_; }
+
  private:
   // A parameter as training holds it: one per stored (not tied) parameter.
   // The schedule's storage entries (ir::kStoredSuffix...) say where; without
@@ -100,6 +109,8 @@ class TrainingState {
   };
 
   Stored& stored_for(const ir::Node& node, const ir::Param& p);
+  // The full name stored_for's parameter is kept under.
+  std::string stored_name(const ir::Node& node, const ir::Param& p) const;
   void backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_output, std::map<std::string, Tensor>& grads,
                    const std::set<std::string>& wanted);
 
@@ -116,6 +127,9 @@ class TrainingState {
   int64_t recomputed_ = 0;                                   // op forwards run again so far
   std::map<int64_t, std::vector<ir::Vertex>> recompute_at_;  // topological position -> checkpointed ops recomputed
                                                              // before its backward, in forward order
+  std::optional<std::vector<ir::PlannedTensor>> planned_;  // the plan's tensors, when tracked
+  std::unique_ptr<MemoryLedger> ledger_;                 // this step's ledger, when tracked
+  std::optional<MemoryMeasured> memory_;                 // the largest tracked step's measurement
 };
 
 }  // namespace shardsynth::runtime

@@ -25,6 +25,7 @@
 #include "ir/text_table.hpp"
 #include "ir/schedule.hpp"
 #include "synth/memory_figures.hpp"
+#include "synth/memory_ledger.hpp"
 #include "synth/plans.hpp"
 #include "synth/report/cost_plot.hpp"
 #include "synth/report/graphviz.hpp"
@@ -435,6 +436,7 @@ int run(const Flags& flags, const std::string& model_name) {
   text += ir::directives_text(result.schedule);
   if (flags.memory_report) {
     result.schedule.memory = synth::memory_figures(result.lowered, search.best);
+    result.schedule.memory->tensors = synth::memory_ledger(result.lowered, search.best);
     text += "\n" + synth::memory_report_text(*result.schedule.memory, mesh, options.lower.mode);
   }
 

@@ -63,3 +63,23 @@ TEST_CASE("schedule_from_json_IntegerFieldsTakeIntegersInRangeOnly") {
   CHECK_THROWS_WITH_AS(schedule_from_json(j),
                        doctest::Contains("must be an integer from -2147483648 to 2147483647"), InputError);
 }
+
+TEST_CASE("schedule_from_json_MemoryTensorsRoundTrip") {
+  Schedule s = sample();
+  ScheduleMemory m;
+  m.params = 64;
+  m.peak = 96;
+  m.peak_at = "forward of fc1";
+  m.tensors.push_back({"fc1", MemoryCategory::activation, 32, {{1, 3}}});
+  m.tensors.push_back({"fc1.weight:state", MemoryCategory::optimizer, 64, {{0, 2}, {4, 5}}});
+  s.memory = m;
+  CHECK(schedule_from_json(nlohmann::json::parse(to_json(s).dump())) == s);
+  nlohmann::json j = to_json(s);
+  CHECK(j["memory"]["tensors"][1]["live"] == nlohmann::json::parse("[[0, 2], [4, 5]]"));
+  j["memory"]["tensors"][0]["category"] = "weights";
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("memory tensor 'fc1': unknown category 'weights'"),
+                       InputError);
+  j = to_json(s);
+  j["memory"]["tensors"][0]["live"] = nlohmann::json::parse("[[3, 1]]");
+  CHECK_THROWS_WITH_AS(schedule_from_json(j), doctest::Contains("from <= to"), InputError);
+}
