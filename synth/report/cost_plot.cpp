@@ -5,19 +5,19 @@
 #include <sstream>
 
 #include "synth/report/graphviz.hpp"
+#include "synth/report/plot_svg.hpp"
 
 namespace shardsynth::synth {
 
 namespace {
 
-constexpr double kWidth = 640, kHeight = 400;                     // px
-constexpr double kLeft = 90, kRight = 20, kTop = 40, kBottom = 50;  // px margins
-
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
-  return text;
-}
+using plot::kBottom;
+using plot::kHeight;
+using plot::kLeft;
+using plot::kRight;
+using plot::kTop;
+using plot::kWidth;
+using plot::num;
 
 }  // namespace
 

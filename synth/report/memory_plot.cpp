@@ -7,20 +7,20 @@
 #include "synth/liveness.hpp"
 #include "synth/memory_figures.hpp"
 #include "synth/report/graphviz.hpp"
+#include "synth/report/plot_svg.hpp"
 #include "synth/solver/problem.hpp"
 
 namespace shardsynth::synth {
 
 namespace {
 
-constexpr double kWidth = 640, kHeight = 400;                     // px
-constexpr double kLeft = 90, kRight = 20, kTop = 40, kBottom = 50;  // px margins
-
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
-  return text;
-}
+using plot::kBottom;
+using plot::kHeight;
+using plot::kLeft;
+using plot::kRight;
+using plot::kTop;
+using plot::kWidth;
+using plot::num;
 
 // Bytes as GB (10^9 bytes) with two decimals: "1.25".
 std::string gb(int64_t bytes) {

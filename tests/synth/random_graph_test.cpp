@@ -232,12 +232,7 @@ TEST_CASE("peak_usage_RandomPlansMatchSimulatedSteps") {
         const Assignment a = random_assignment(lowered, seed);
         const int64_t peak = simulated_peak(lowered, a, mode);
         CHECK(peak_usage(lowered.problem, a).bytes == peak);
-        // The evaluator's own check: the plan fits at its peak, not one byte below.
-        Problem limited = lowered.problem;
-        limited.usage_limit = peak;
-        CHECK(evaluate(limited, a) < kForbidden);
-        limited.usage_limit = peak - 1;
-        CHECK(evaluate(limited, a) == kForbidden);
+        CHECK(testing::limit_is_tight(lowered.problem, a, peak));
         int64_t total = 0;
         for (std::size_t k = 0; k < a.size(); ++k) total += lowered.problem.nodes[k].usages[a[k]];
         below_total += peak < total;

@@ -24,4 +24,13 @@ inline int64_t num_assignments(const synth::Problem& problem, int64_t cap) {
   return n;
 }
 
+// The evaluator's own memory check of a plan whose peak is `peak`: it fits
+// with the limit at its peak and not one byte below.
+inline bool limit_is_tight(synth::Problem problem, const synth::Assignment& a, int64_t peak) {
+  problem.usage_limit = peak;
+  const bool fits = synth::evaluate(problem, a) < synth::kForbidden;
+  problem.usage_limit = peak - 1;
+  return fits && synth::evaluate(problem, a) == synth::kForbidden;
+}
+
 }  // namespace shardsynth::testing
