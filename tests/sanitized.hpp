@@ -20,4 +20,9 @@ inline constexpr bool kSanitized = false;
 // quarter of them (at least one) under the sanitizers.
 constexpr int scaled(int count) { return kSanitized ? (count + 3) / 4 : count; }
 
+// A search's time limit, in seconds: `seconds` in the plain build, six times
+// as long under the sanitizers, which run the search several times slower
+// (and, in the suite, two tests at a time on two cores).
+constexpr int search_seconds(int seconds) { return kSanitized ? 6 * seconds : seconds; }
+
 }  // namespace shardsynth::testing

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "e2e/run_command.hpp"
+#include "sanitized.hpp"
 
 using namespace shardsynth::testing;
 
@@ -126,7 +127,8 @@ TEST_CASE("train_RecomputedPlansMatchTheUnshardedReference") {
   for (const auto& c : cases) {
     CAPTURE(c.mesh);
     CAPTURE(c.options);
-    const auto synth = run_command(kSynth + " --quiet --mode training --time-limit 5 --mesh " + c.mesh + " " + c.options +
+    const auto synth = run_command(kSynth + " --quiet --mode training --time-limit " +
+                                   std::to_string(search_seconds(5)) + " --mesh " + c.mesh + " " + c.options +
                                    " --schedule " + plan + " " + kGpt2);
     REQUIRE(synth.exit_code == 0);
     const int checkpoints = count(slurp(plan), "\"checkpoint\"");

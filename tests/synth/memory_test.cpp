@@ -28,6 +28,7 @@
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
+#include "sanitized.hpp"
 #include "tiny_gpt2.hpp"
 
 namespace shardsynth::synth {
@@ -404,7 +405,7 @@ TEST_CASE("synthesize_StoresStateShardedWhereNeitherDataParallelNorMegatronFits"
     least = std::min(least, least_peak(lower(graph, mesh, *model, options).problem).bytes);
   }
   SynthOptions options = synth_options(Mode::training, least - 1);
-  options.cegis.time_limit_s = 5;
+  options.cegis.time_limit_s = testing::search_seconds(5);
   for (const char* plan : {"data-parallel", "megatron"}) {
     SynthOptions expert = options;
     expert.lower.allow = plan_filter(plan, graph, mesh);
