@@ -301,6 +301,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     const double flops = ir::forward_flops(graph, v, rule);
     const std::size_t first_param = rule.operands.size() - node.params.size();
     std::vector<StrategyInfo> strategies;
+    const bool twins = offers_recompute && ir::may_recompute(graph, segments, v);
     std::vector<int64_t> forward_again;  // per strategy: the forward's cost once more, for a recompute twin
     for (auto& sharding : ir::enumerate_op_shardings(rule, mesh, space)) {
       StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
@@ -318,7 +319,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
       if (!cost) continue;
       s.cost = *cost;
-      if (offers_recompute) {
+      if (twins) {
         const auto forward = costs::op_cost(model, costs::Mode::inference, flops, shards, node.type, s.result,
                                             s.output, {}, mesh);
         forward_again.push_back(forward ? forward->total() : -1);
@@ -327,7 +328,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     }
     // Each strategy's recompute twin (synth/recompute.hpp; add_saved_nodes
     // forbids it again where a follower is read outside the segment).
-    if (offers_recompute && ir::may_recompute(graph, segments, v)) {
+    if (twins) {
       const std::size_t kept = strategies.size();
       for (std::size_t i = 0; i < kept; ++i) {
         if (forward_again[i] < 0) continue;

@@ -1,8 +1,6 @@
 #include "synth/recompute.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -17,7 +15,7 @@ namespace {
 // tied to `of` by an edge that allows only the matching one.
 void add_follower(Lowered& out, int of, const std::string& suffix, int64_t from, int64_t to,
                   const std::vector<int64_t>& usage_of) {
-  const NodeLabel op = out.nodes[of];
+  const NodeLabel& op = out.nodes[of];  // read before out.nodes grows below
   std::map<int64_t, int> index;  // usage -> follower strategy
   std::vector<int> pick(usage_of.size());
   ProblemNode pn{out.problem.nodes[of].label + suffix, {}, {}, from, to};

@@ -11,13 +11,7 @@ namespace shardsynth::synth {
 
 namespace {
 
-using plot::kBottom;
-using plot::kHeight;
-using plot::kLeft;
-using plot::kRight;
-using plot::kTop;
-using plot::kWidth;
-using plot::num;
+using namespace plot;  // the shared canvas: kWidth..., num
 
 }  // namespace
 

@@ -14,13 +14,7 @@ namespace shardsynth::synth {
 
 namespace {
 
-using plot::kBottom;
-using plot::kHeight;
-using plot::kLeft;
-using plot::kRight;
-using plot::kTop;
-using plot::kWidth;
-using plot::num;
+using namespace plot;  // the shared canvas: kWidth..., num
 
 // Bytes as GB (10^9 bytes) with two decimals: "1.25".
 std::string gb(int64_t bytes) {
