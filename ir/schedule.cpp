@@ -13,15 +13,17 @@ std::string category_name(MemoryCategory category) {
     case MemoryCategory::grad: return "grad";
     case MemoryCategory::optimizer: return "optimizer";
     case MemoryCategory::activation: return "activation";
+    case MemoryCategory::transient: return "transient";
   }
   return "activation";
 }
 
 MemoryCategory memory_category(const std::string& text) {
-  for (auto c : {MemoryCategory::param, MemoryCategory::grad, MemoryCategory::optimizer, MemoryCategory::activation}) {
+  for (auto c : {MemoryCategory::param, MemoryCategory::grad, MemoryCategory::optimizer, MemoryCategory::activation,
+                 MemoryCategory::transient}) {
     if (category_name(c) == text) return c;
   }
-  throw InputError("unknown category '" + text + "' (known: param, grad, optimizer, activation)");
+  throw InputError("unknown category '" + text + "' (known: param, grad, optimizer, activation, transient)");
 }
 
 std::string to_text(const Directive& d) {

@@ -41,6 +41,11 @@ struct Directive {
 inline constexpr const char* kStoredSuffix = ":stored";
 inline constexpr const char* kGradSuffix = ":grad";
 inline constexpr const char* kStateSuffix = ":state";
+// A parameter's copy in its use's spec, gathered (or resharded, or a tied
+// use's copy) around the op's forward and again around its backward, when
+// the use reads it in another spec than it is stored in: a transient tensor
+// of the memory ledger, "node.param:gathered".
+inline constexpr const char* kGatheredSuffix = ":gathered";
 
 struct TensorSpec {
   std::string tensor;  // node name, "node.param" for a parameter, or a parameter's storage (suffixes above)
@@ -50,9 +55,9 @@ struct TensorSpec {
 };
 
 // What a planned tensor's bytes count as in a plan's memory figures.
-enum class MemoryCategory { param, grad, optimizer, activation };
+enum class MemoryCategory { param, grad, optimizer, activation, transient };
 
-// "param", "grad", "optimizer", "activation"; memory_category throws
+// "param", "grad", "optimizer", "activation", "transient"; memory_category throws
 // InputError naming anything else.
 std::string category_name(MemoryCategory category);
 MemoryCategory memory_category(const std::string& text);
@@ -69,7 +74,7 @@ struct LiveSpan {
 // memory figures' "tensors" list: the runtime holds and frees it as planned
 // (runtime/memory_ledger.hpp).
 struct PlannedTensor {
-  std::string name;        // node name (activation), "node.param", "node.param:grad" or "node.param:state"
+  std::string name;        // node name (activation), "node.param", "node.param:grad", ":state" or ":gathered"
   MemoryCategory category = MemoryCategory::activation;  // which figure its bytes count in
   int64_t bytes = 0;       // bytes per device (its local shard)
   std::vector<LiveSpan> live;  // the time steps it is held, ascending, disjoint

@@ -43,7 +43,7 @@ int64_t planned_local_bytes(const ir::Graph& graph, const ir::Mesh& mesh, const 
     return elements(type.shape, plan.of(tensor.name)) * ir::dtype_bytes(type.dtype);
   }
   std::string use = tensor.name;
-  for (const char* suffix : {ir::kGradSuffix, ir::kStateSuffix}) {
+  for (const char* suffix : {ir::kGradSuffix, ir::kStateSuffix, ir::kGatheredSuffix}) {
     if (ends_with(use, suffix)) use.resize(use.size() - std::string(suffix).size());
   }
   const auto dot = use.rfind('.');
@@ -66,6 +66,7 @@ int64_t planned_local_bytes(const ir::Graph& graph, const ir::Mesh& mesh, const 
   switch (tensor.category) {
     case ir::MemoryCategory::grad: return elements(param->type.shape, grad) * ir::dtype_bytes(param->type.dtype);
     case ir::MemoryCategory::optimizer: return elements(param->type.shape, state) * 2 * static_cast<int64_t>(sizeof(float));
+    case ir::MemoryCategory::transient: return elements(param->type.shape, plan.of(use)) * ir::dtype_bytes(param->type.dtype);
     default: return elements(param->type.shape, stored) * ir::dtype_bytes(param->type.dtype);
   }
 }
@@ -101,6 +102,7 @@ void MemoryLedger::record() {
       case ir::MemoryCategory::grad: held.grads += e.bytes; break;
       case ir::MemoryCategory::optimizer: held.optimizer += e.bytes; break;
       case ir::MemoryCategory::activation: held.activations += e.bytes; break;
+      case ir::MemoryCategory::transient: held.transient += e.bytes; break;
     }
   }
   if (held.total() > peak_) {

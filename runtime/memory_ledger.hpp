@@ -37,8 +37,9 @@ struct MemoryBytes {
   int64_t grads = 0;        // gradient buffers
   int64_t optimizer = 0;    // optimizer state
   int64_t activations = 0;  // activations
+  int64_t transient = 0;    // planned transient tensors (a parameter's gathered copy around its uses)
 
-  int64_t total() const { return params + grads + optimizer + activations; }
+  int64_t total() const { return params + grads + optimizer + activations + transient; }
   bool operator==(const MemoryBytes&) const = default;
 };
 
