@@ -41,7 +41,7 @@ struct Stage {
   Schedule schedule;               // the intra-stage plan for stage_graph(graph, nodes), on the sub-mesh
   int64_t compute = 0;             // ops' own cost (compute and in-op collectives), cost-model unit
   int64_t communication = 0;       // resharding inside the stage plus its outgoing transfers, cost-model unit
-  int64_t memory = 0;              // bytes per device of the group
+  int64_t memory = 0;              // peak bytes per device of the group over its step (one micro-batch in flight)
   int64_t params = 0;              // parameter elements the stage holds (tied parameters counted once, where stored)
 
   bool operator==(const Stage&) const = default;

@@ -180,12 +180,10 @@ RangeSolution RangeSolver::solve_fresh(int begin, int end) const {
     return !(received || sent) || strategy.output.is_replicated();
   };
   if (options.lower.memory_budget) {
-    // Every node is live at once: when even the smallest usages overflow the
-    // budget, the range cannot fit (and CEGIS need not prove it).
+    // When even the smallest usages of the nodes live at some time step
+    // overflow the budget, the range cannot fit (and CEGIS need not prove it).
     const Lowered lowered = lower(stage, sub_, model_, options.lower);
-    int64_t least = 0;
-    for (const auto& node : lowered.problem.nodes) least += *std::min_element(node.usages.begin(), node.usages.end());
-    if (least > *options.lower.memory_budget) return out;
+    if (least_peak(lowered.problem).bytes > *options.lower.memory_budget) return out;
   }
   SynthResult result;
   try {
@@ -198,10 +196,8 @@ RangeSolution RangeSolver::solve_fresh(int begin, int end) const {
   out.feasible = true;
   out.intra = result.search.best_cost;
   out.proven_optimal = result.search.proven_optimal;
-  for (std::size_t n = 0; n < best.size(); ++n) {
-    out.compute += problem.nodes[n].costs[best[n]];
-    out.memory += problem.nodes[n].usages[best[n]];
-  }
+  for (std::size_t n = 0; n < best.size(); ++n) out.compute += problem.nodes[n].costs[best[n]];
+  out.memory = peak_usage(problem, best).bytes;  // over the stage's step, one micro-batch in flight
   out.resharding = out.intra - out.compute;
 
   out.schedule = result.schedule;

@@ -36,7 +36,7 @@ struct RangeSolution {
   int64_t intra = 0;            // the stage graph's optimum, cost-model unit
   int64_t compute = 0;          // ops' own cost within it, cost-model unit
   int64_t resharding = 0;       // resharding between ops within it, cost-model unit
-  int64_t memory = 0;           // bytes per device of the group
+  int64_t memory = 0;           // peak bytes per device of the group over the stage's step (liveness-exact, one micro-batch)
   bool proven_optimal = false;  // whether CEGIS proved the optimum
   int64_t sends_cost = 0;       // sum of the sends' transfer costs (one later reader each), cost-model unit
   ir::Schedule schedule;        // the plan, with the names of [begin, end)
