@@ -58,10 +58,11 @@ void validate_schedule(const ir::Graph& graph, const ir::Mesh& mesh, const ir::S
   for (const auto& t : schedule.specs) {
     if (!tensors.count(t.tensor)) throw ir::InputError(where + ": spec for tensor '" + t.tensor + "', which the graph lacks");
   }
-  // The memory figures' planned tensors: activations by node name, parameters and their storage parts by "node.param".
+  // The memory figures' planned tensors: activations by node name, parameters, their storage parts and their
+  // gathered copies by "node.param".
   for (const auto& t : schedule.memory ? schedule.memory->tensors : std::vector<ir::PlannedTensor>{}) {
     std::string name = t.name;
-    for (const std::string suffix : {ir::kGradSuffix, ir::kStateSuffix}) {
+    for (const std::string suffix : {ir::kGradSuffix, ir::kStateSuffix, ir::kGatheredSuffix}) {
       if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
         name.resize(name.size() - suffix.size());
       }

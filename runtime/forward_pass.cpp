@@ -89,11 +89,26 @@ PlanSpecs replicated_plan(const ir::Graph& graph) {
   return plan;
 }
 
-KernelCall saved_call(const ir::Node& node, const SavedOp& saved) {
+KernelCall saved_call(const ir::Node& node, const SavedOp& saved, const std::vector<const Tensor*>& params) {
   KernelCall call{node, {}, {}, saved.out_shape, saved.in_offsets, saved.weight_offsets};
   for (const auto& t : saved.inputs) call.inputs.push_back(&t);
-  for (std::size_t p = 0; p < node.params.size(); ++p) call.params[node.params[p].name] = &saved.params[p];
+  for (std::size_t p = 0; p < node.params.size(); ++p) call.params[node.params[p].name] = params.at(p);
   return call;
+}
+
+std::vector<const Tensor*> kernel_params(const ir::Graph& graph, ir::Vertex v, const std::vector<const Tensor*>& uses,
+                                         bool leader, std::vector<Tensor>& zeroed) {
+  std::vector<const Tensor*> out = uses;
+  if (leader || uses.empty()) return out;
+  const auto contracted = contracted_params(graph, v);
+  zeroed.clear();
+  zeroed.reserve(uses.size());  // no reallocation: `out` points into it
+  for (std::size_t p = 0; p < uses.size(); ++p) {
+    if (contracted[p]) continue;
+    zeroed.push_back(zeros(uses[p]->shape));
+    out[p] = &zeroed.back();
+  }
+  return out;
 }
 
 std::vector<int64_t> shard_offsets(const std::vector<int64_t>& shape, const ir::Spec& spec, const ir::Mesh& mesh,
@@ -128,7 +143,9 @@ std::vector<bool> contracted_params(const ir::Graph& graph, ir::Vertex v) {
 
 ForwardPass::ForwardPass(const ir::Graph& graph, const PlanSpecs& plan, PricedResharder& resharder,
                          const std::map<std::string, KernelFn>& kernels, ForwardSources sources, bool keep)
-    : graph_(graph), plan_(plan), resharder_(resharder), kernels_(kernels), sources_(sources), keep_(keep) {}
+    : graph_(graph), plan_(plan), resharder_(resharder), kernels_(kernels), sources_(sources), keep_(keep) {
+  if (keep_ && !sources_.param_uses) throw std::invalid_argument("a kept forward pass needs its parameter uses");
+}
 
 const SavedOp* ForwardPass::saved(const std::string& name) const {
   auto it = saved_.find(name);
@@ -189,9 +206,6 @@ void ForwardPass::release(const std::string& name) {
 
 Tensor ForwardPass::local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const {
   const std::string use = node.name + "." + p.name;
-  if (sources_.local_params) {
-    if (auto it = sources_.local_params->find(use); it != sources_.local_params->end()) return it->second;
-  }
   const std::string full = p.tied_to.empty() ? use : p.tied_to;
   const Tensor* given = nullptr;
   if (sources_.params) {
@@ -289,10 +303,19 @@ void ForwardPass::step(ir::Vertex v) {
   }
   const ir::Spec& output = plan_.of(node.name);
   op.result = plan_.result_of(node.name);
-  op.params.reserve(node.params.size());
+  // The parameters: in training taken from the uses just before the op (a
+  // gathered copy, given back after it), in inference sliced from the whole.
+  std::vector<Tensor> owned;  // inference: each parameter's local shard
+  owned.reserve(node.params.size());
+  std::vector<const Tensor*> uses;
   for (const ir::Param& p : node.params) {
-    op.params.push_back(local_param(node, p, coords));
-    if (ledger_) hold_param(node, p, op.params.back(), scratch);
+    if (sources_.param_uses) {
+      uses.push_back(&sources_.param_uses->take(node, p));
+    } else {
+      owned.push_back(local_param(node, p, coords));
+      uses.push_back(&owned.back());
+      if (ledger_) hold_param(node, p, owned.back(), scratch);
+    }
     if (p.name == "weight") op.weight_offsets = shard_offsets(p.type.shape, plan_.of(node.name + "." + p.name), mesh, coords);
   }
   op.out_shape = ir::local_shape(node.type.shape, op.result, mesh);
@@ -303,15 +326,12 @@ void ForwardPass::step(ir::Vertex v) {
   // than contracted (no reduction factor: a bias) joins the sum once, on the
   // rank at coordinate 0 of every partial axis.
   op.leader = partial_leader(op.result.partial, coords);
-  if (!op.leader) {
-    const auto contracted = contracted_params(graph_, v);
-    for (std::size_t p = 0; p < node.params.size(); ++p) {
-      if (!contracted[p]) std::fill(op.params[p].data.begin(), op.params[p].data.end(), 0.0f);
-    }
-  }
+  std::vector<Tensor> zeroed;
+  const std::vector<const Tensor*> params = kernel_params(graph_, v, uses, op.leader, zeroed);
   const auto kernel = kernels_.find(node.kind);
   if (kernel == kernels_.end()) throw std::invalid_argument("no kernel for node '" + node.name + "' (" + node.kind + ")");
-  Tensor local = kernel->second(saved_call(node, op));
+  Tensor local = kernel->second(saved_call(node, op, params));
+  if (sources_.param_uses) sources_.param_uses->give_back(node);  // a gathered copy lives for the op alone
   if (local.shape != op.out_shape) {
     throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +
                                 ", the schedule's spec needs " + ir::shape_string(op.out_shape));
@@ -332,7 +352,6 @@ void ForwardPass::hold_param(const ir::Node& node, const ir::Param& p, const Ten
   const std::string use = node.name + "." + p.name;
   const std::string full = p.tied_to.empty() ? use : p.tied_to;
   ledger_->read(full);  // the stored parameter (a tied use reads the one it is tied to)
-  if (sources_.local_params) return;  // training: its state holds the shards and counts their gathered copies
   if (!p.tied_to.empty()) {
     // Inference: the tied parameter is held as planned under its own name; a use in another spec reads a copy.
     if (plan_.specs.count(full) && plan_.of(full) != plan_.of(use)) scratch += shard_bytes(local.data.size(), p.type.dtype);

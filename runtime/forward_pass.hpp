@@ -12,16 +12,20 @@
 // PricedResharder, which counts the ring bytes the cost model predicts for
 // the same steps.
 //
-// With `keep`, every value and every op's call (operands as read, local
-// parameters, result) stays for a backward pass, except that a checkpointed
-// op's (the schedule's `checkpoint` directives) is dropped after its last
-// forward read and made again by recompute() before the backward needs it
+// With `keep` (training), every value and every op's call (operands as
+// read, result) stays for a backward pass, except that a checkpointed op's
+// (the schedule's `checkpoint` directives) is dropped after its last forward
+// read and made again by recompute() before the backward needs it
 // (ir/recompute_segments.hpp says when); without `keep` a value is dropped
-// after its last use. With a memory ledger (runtime/memory_ledger.hpp) the
-// ledger frees them instead, at the end of their planned intervals, and is
-// told each forward step, each value and parameter held and read, and the
-// transient buffers (resharded operands, partial results, a tied
-// parameter's copy; with keep, those saved for the backward).
+// after its last use. A training pass takes each op's parameters from its
+// ParamUses just before the op and gives them back right after it: a
+// parameter stored in another spec than its use's is gathered for the op
+// alone, and gathered again for its backward, not kept in the saved call.
+// With a memory ledger (runtime/memory_ledger.hpp) the ledger frees values
+// instead, at the end of their planned intervals, and is told each forward
+// step, each value and parameter held and read, and the transient buffers
+// (resharded operands, partial results, a tied parameter's copy in
+// inference; with keep, those saved for the backward).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -82,11 +86,11 @@ PlanSpecs parse_plan(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sch
 // Every tensor of `graph` replicated, no syncs: the unsharded plan.
 PlanSpecs replicated_plan(const ir::Graph& graph);
 
-// What one op's forward call saw, kept for its backward.
+// What one op's forward call saw, kept for its backward (its parameters are
+// not: the backward takes them again from its ParamUses).
 struct SavedOp {
   std::vector<Tensor> inputs;           // tensor operands as the op read them (after fwd_pre syncs)
   std::vector<ir::Spec> input_specs;    // the spec each operand was read in
-  std::vector<Tensor> params;           // local parameter shards as the kernel saw them, in node.params order
   ir::Spec result;                      // the spec the kernel computed in (partial before a fwd_post resolves it)
   Tensor output;                        // the kernel's local result, in `result`
   std::vector<int64_t> out_shape;       // KernelCall::out_shape
@@ -95,8 +99,28 @@ struct SavedOp {
   bool leader = true;                   // whether this rank adds the parameters that the op does not contract to a partial result
 };
 
-// The KernelCall that `saved` records for `node`.
-KernelCall saved_call(const ir::Node& node, const SavedOp& saved);
+// The KernelCall that `saved` records for `node`, reading `params` (node.params order).
+KernelCall saved_call(const ir::Node& node, const SavedOp& saved, const std::vector<const Tensor*>& params);
+
+// What op v's kernel reads for its parameters, given each use's local shard
+// (`uses`, node.params order): the shards themselves, but that a rank which
+// is not the leader of a partial result (`leader` false) reads a parameter
+// the op adds rather than contracts (a bias) as zeros, a copy in `zeroed`.
+std::vector<const Tensor*> kernel_params(const ir::Graph& graph, ir::Vertex v, const std::vector<const Tensor*>& uses,
+                                         bool leader, std::vector<Tensor>& zeroed);
+
+// Where a training pass reads each parameter use in its use's spec
+// (TrainingState): the stored shard itself when the use reads it as
+// stored, else a copy made when the op takes it (a gather under
+// ZeRO-3/FSDP; a tied use's copy) and freed when the op gives it back.
+class ParamUses {
+ public:
+  virtual ~ParamUses() = default;
+  // Parameter `p` of op `node`, this rank's shard in the use's spec: valid until give_back(node).
+  virtual const Tensor& take(const ir::Node& node, const ir::Param& p) = 0;
+  // The op's forward, recomputation or backward is done with its parameters: frees the copies take made.
+  virtual void give_back(const ir::Node& node) = 0;
+};
 
 // Where a forward pass takes its parameters and inputs from.
 struct ForwardSources {
@@ -104,11 +128,12 @@ struct ForwardSources {
   const std::map<std::string, Tensor>* params = nullptr;   // whole parameters by full (or tied-to) name
   const std::map<std::string, Tensor>* inputs = nullptr;   // whole inputs by placeholder name
   const std::map<std::string, Tensor>* local_inputs = nullptr;  // local shards of inputs by placeholder name
-  const std::map<std::string, Tensor>* local_params = nullptr;  // local parameter shards by "node.param", in the plan's spec
+  ParamUses* param_uses = nullptr;  // training: each op's parameters in their use's spec, taken around the op
 };
 
 class ForwardPass {
  public:
+  // With `keep`, `sources.param_uses` must be given (the backward takes the parameters from it again).
   ForwardPass(const ir::Graph& graph, const PlanSpecs& plan, PricedResharder& resharder,
               const std::map<std::string, KernelFn>& kernels, ForwardSources sources, bool keep);
   // Runs every node; afterwards value() holds the output nodes (every node
@@ -135,7 +160,7 @@ class ForwardPass {
   Tensor local_param(const ir::Node& node, const ir::Param& p, const std::vector<int>& coords) const;
   // Keeps node `node`'s local value, held in the ledger when there is one.
   void store(const ir::Node& node, Tensor value);
-  // With a ledger: reads parameter p's stored shard and, in inference, holds its local shard `local` as planned
+  // Inference with a ledger: reads parameter p's stored shard and holds its local shard `local` as planned
   // (adding a tied use's copy to `scratch`).
   void hold_param(const ir::Node& node, const ir::Param& p, const Tensor& local, int64_t& scratch);
   // Frees node `name`'s value and saved call (the ledger's release).
@@ -151,7 +176,7 @@ class ForwardPass {
   std::map<std::string, Tensor> whole_inputs_;   // placeholder -> its whole value
   std::map<std::string, SavedOp> saved_;         // op -> its call, with keep
   MemoryLedger* ledger_ = nullptr;               // the plan's memory ledger, when one is tracked
-  std::map<std::string, Tensor> held_params_;    // with a ledger and no local_params: "node.param" -> its shard, as planned
+  std::map<std::string, Tensor> held_params_;    // inference with a ledger: "node.param" -> its shard, as planned
   std::map<std::string, int64_t> saved_extra_;   // with keep and a ledger: op -> bytes its call saved beyond planned tensors
   int64_t saved_transient_ = 0;                  // the sum of saved_extra_
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed (the ledger may outlive it)

@@ -2,7 +2,8 @@
 // What `shard-run` prints and `--check` holds a run to about memory: each
 // rank's measured peak (runtime/memory_ledger.hpp) by category, next to the
 // schedule's predicted figures (ir::ScheduleMemory). The planned categories
-// at the peak and the peak itself must be equal; transient buffers are
+// at the peak (transient among them: the planned ":gathered" parameter
+// copies) and the peak itself must be equal; unplanned transient buffers are
 // measured and printed but not compared (the model counts none).
 #include <string>
 #include <vector>

@@ -105,6 +105,8 @@ void MemoryLedger::record() {
       case ir::MemoryCategory::transient: held.transient += e.bytes; break;
     }
   }
+  measured_.steps.push_back(held);
+  measured_.transient_steps.push_back(kind_max_);
   if (held.total() > peak_) {
     peak_ = held.total();
     measured_.peak_step = step_;
@@ -127,6 +129,7 @@ void MemoryLedger::begin(int64_t step) {
   for (const auto& [what, bytes] : transients_) transient += bytes;
   step_transient_ = transient;
   step_kinds_ = transients_;
+  kind_max_ = transients_;
   for (Entry& e : entries_) {
     const bool live = live_at(e, step);
     if (e.live && !live) {
@@ -161,6 +164,7 @@ void MemoryLedger::read(const std::string& name) const {
 
 void MemoryLedger::transient(const std::string& what, int64_t bytes) {
   transients_[what] = bytes;
+  kind_max_[what] = std::max(kind_max_[what], bytes);
   int64_t sum = 0;
   for (const auto& [kind, held] : transients_) sum += held;
   if (sum > step_transient_) {

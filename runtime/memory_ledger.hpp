@@ -13,9 +13,11 @@
 // its interval throws a one-line error naming the tensor and the step.
 //
 // At the end of each step it records the planned bytes held by category
-// (from the real shards: elements held times their element size) and the
-// transient bytes the executor reported (gathered parameters, resharding
-// scratch, activation gradients: not in the model, which counts none).
+// (from the real shards: elements held times their element size; a
+// parameter's planned gathered copy, "node.param:gathered", is category
+// transient) and the transient bytes the executor reported (gathered
+// parameters the plan does not list, resharding scratch, activation
+// gradients: not in the model, which counts none).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,6 +53,8 @@ struct MemoryMeasured {
   int64_t transient_at_peak = 0;  // transient bytes at that step (outside the plan)
   int64_t transient_max = 0;      // the most transient bytes at any step
   std::map<std::string, int64_t> transient_kinds;  // transient_at_peak by kind (MemoryLedger::transient's `what`)
+  std::vector<MemoryBytes> steps;  // planned bytes held at each time step, by category (this rank's; not gathered)
+  std::vector<std::map<std::string, int64_t>> transient_steps;  // per time step: the most transient bytes of each kind
 };
 
 // "forward of NODE", "backward of NODE" or "optimizer" per time step of
@@ -117,6 +121,7 @@ class MemoryLedger {
   std::map<std::string, int64_t> transients_; // kind -> bytes held now
   int64_t step_transient_ = 0;                // highest transient sum in the current step
   std::map<std::string, int64_t> step_kinds_; // transients_ when the current step's sum was highest
+  std::map<std::string, int64_t> kind_max_;   // the most bytes of each kind held in the current step
   int64_t peak_ = -1;                         // highest planned total recorded
   MemoryMeasured measured_;
 };

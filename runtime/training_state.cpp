@@ -113,7 +113,6 @@ TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir:
 }
 
 void TrainingState::begin_step() {
-  local_params_.clear();
   for (auto& [name, s] : stored_) s.grad = zeros(ir::local_shape(s.type.shape, s.grad_spec, mesh_));
   if (planned_) {
     // A new step: the parameters, their gradient buffers and their state are held the whole step.
@@ -127,25 +126,44 @@ void TrainingState::begin_step() {
       ledger_->hold(name + ir::kStateSuffix, optimizer_.state_bytes(name));
     }
   }
-  int64_t gathered = 0;  // uses read in another spec than stored: gathered copies, held the step
-  for (ir::Vertex v : graph_.topological_order()) {
-    const ir::Node& node = graph_.node(v);
-    for (const ir::Param& p : node.params) {
-      const std::string use = node.name + "." + p.name;
-      const Stored& s = stored_for(node, p);
-      if (ledger_) ledger_->read(stored_name(node, p));
-      const bool same = s.use == use && s.spec == plan_.of(use);
-      local_params_[use] = same ? s.value : resharder_.move(s.value, s.type, s.spec, plan_.of(use));
-      if (!same) gathered += shard_bytes(local_params_[use].data.size(), p.type.dtype);
+}
+
+const Tensor& TrainingState::take(const ir::Node& node, const ir::Param& p) {
+  const std::string use = node.name + "." + p.name;
+  const Stored& s = stored_for(node, p);
+  if (ledger_) ledger_->read(stored_name(node, p));
+  const ir::Spec& spec = plan_.of(use);
+  if (s.spec == spec) return s.value;  // read in place: no copy
+  // Stored apart from the use (ZeRO-3/FSDP's gather; a tied use): a copy for this op alone.
+  Tensor& copy = gathered_[use] = resharder_.move(s.value, s.type, s.spec, spec);
+  if (ledger_) {
+    const int64_t bytes = shard_bytes(copy.data.size(), p.type.dtype);
+    if (const std::string planned = use + ir::kGatheredSuffix; ledger_->planned(planned)) {
+      ledger_->hold(planned, bytes);  // throws outside its planned spans
+    } else {
+      unplanned_gathered_ += bytes;
+      ledger_->transient("gathered parameters", unplanned_gathered_);
     }
   }
-  if (ledger_) ledger_->transient("gathered parameters", gathered);
+  return copy;
+}
+
+void TrainingState::give_back(const ir::Node& node) {
+  for (const ir::Param& p : node.params) {
+    const auto it = gathered_.find(node.name + "." + p.name);
+    if (it == gathered_.end()) continue;
+    if (ledger_ && !ledger_->planned(it->first + ir::kGatheredSuffix)) {
+      unplanned_gathered_ -= shard_bytes(it->second.data.size(), p.type.dtype);
+    }
+    gathered_.erase(it);
+  }
+  if (ledger_) ledger_->transient("gathered parameters", unplanned_gathered_);
 }
 
 std::unique_ptr<ForwardPass> TrainingState::forward(const std::map<std::string, Tensor>* inputs,
                                                     const std::map<std::string, Tensor>* local_inputs) {
   auto pass = std::make_unique<ForwardPass>(graph_, plan_, resharder_, *setup_.kernels,
-                                            ForwardSources{setup_.seed, &setup_.params, inputs, local_inputs, &local_params_},
+                                            ForwardSources{setup_.seed, &setup_.params, inputs, local_inputs, this},
                                             true);
   pass->set_ledger(ledger_.get());
   pass->run();
@@ -296,8 +314,13 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     if (kernel == setup_.backward->end()) {
       throw std::invalid_argument("no backward kernel for node '" + node.name + "' (" + node.kind + ")");
     }
-    const KernelCall call = saved_call(node, saved);
+    // The parameters again (a gathered copy made now, freed after the kernel).
+    std::vector<const Tensor*> uses;
+    for (const ir::Param& p : node.params) uses.push_back(&take(node, p));
+    std::vector<Tensor> zeroed;
+    const KernelCall call = saved_call(node, saved, kernel_params(graph_, v, uses, saved.leader, zeroed));
     g = kernel->second({call, saved.output, grad_result});
+    give_back(node);
   }
   // The mesh axes sharding the op's iteration space.
   std::set<int> used(saved.result.partial.begin(), saved.result.partial.end());
@@ -331,17 +354,7 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     const ir::Spec partial = with_partial(spec, grad_partial(used, spec));
     Stored& s = stored_for(node, param);
     if (s.use == use) {
-      // Stored elsewhere than used (ZeRO-3): the backward gathers it again,
-      // as the forward did (costs::storage_cost prices both); the gradient is
-      // reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
-      if (s.spec != spec) {
-        if (ledger_) ledger_->read(stored_name(node, param));
-        const Tensor gathered = resharder_.move(s.value, s.type, s.spec, spec);
-        if (ledger_) {
-          ledger_->transient("scratch", shard_bytes(gathered.data.size(), param.type.dtype));
-          ledger_->transient("scratch", 0);
-        }
-      }
+      // The gradient is reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
       accumulate(s.grad, resharder_.move(local, param.type, partial, s.grad_spec));
       continue;
     }

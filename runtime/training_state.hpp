@@ -7,6 +7,16 @@
 // Use per optimizer step: begin_step(), then per micro-batch forward() and,
 // later, backward() with the gradients of the pass's outputs, then
 // end_step(). Gradients of every micro-batch add up.
+//
+// A use that reads its parameter in the spec it is stored in reads the
+// stored shard itself. Any other use (stored more sharded: ZeRO-3/FSDP; a
+// tied use in another spec) gets its copy in the use's spec just before its
+// op's forward, freed right after it, and again around the op's backward
+// and a checkpointed op's recomputation, each a move from the stored shard
+// (costs::storage_cost prices the forward's and the backward's). With a
+// tracked ledger the copy is the planned tensor "node.param:gathered"
+// (category transient) when the plan lists it, else transient bytes the
+// model does not plan ("gathered parameters"), at those steps only.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,7 +41,7 @@ namespace shardsynth::runtime {
 // becomes a copy. Throws std::invalid_argument when the shapes differ.
 void accumulate(Tensor& into, const Tensor& more);
 
-class TrainingState {
+class TrainingState final : private ParamUses {
  public:
   // Takes each stored parameter's shard from setup.params (whole, by full
   // name) or seeds it. Throws ir::InputError for a wrong shape or a bad
@@ -39,8 +49,7 @@ class TrainingState {
   TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const PlanSpecs& plan, Communicator& comm,
                 const TrainSetup& setup);
 
-  // Zeroes the gradients and moves each use's parameter from its stored
-  // shard (a gather when it is stored more sharded: ZeRO-3; a tied use).
+  // Zeroes the gradients and, when memory is tracked, starts the step's ledger.
   void begin_step();
   // The forward pass of one micro-batch, kept for its backward: `inputs`
   // whole by placeholder name, `local_inputs` as local shards (received).
@@ -81,7 +90,8 @@ class TrainingState {
   Tensor gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec);
   // Checkpointed op forwards run again so far (every backward's).
   int64_t recomputed() const { return recomputed_; }
-  // Bytes sent for the plan (the communicator's count less the gathers).
+  // Bytes sent for the plan: the communicator's count less gather()'s
+  // (the loss's output, the checks' whole gradients and parameters).
   std::map<costs::CollectiveKind, int64_t> sent() const;
   // The cost model's ring bytes of every resharding run.
   const std::map<costs::CollectiveKind, int64_t>& predicted() const { return resharder_.predicted(); }
@@ -109,6 +119,9 @@ class TrainingState {
   };
 
   Stored& stored_for(const ir::Node& node, const ir::Param& p);
+  // ParamUses: the use's shard, a copy moved from the stored one when the specs differ.
+  const Tensor& take(const ir::Node& node, const ir::Param& p) override;
+  void give_back(const ir::Node& node) override;
   // The full name stored_for's parameter is kept under.
   std::string stored_name(const ir::Node& node, const ir::Param& p) const;
   void backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_output, std::map<std::string, Tensor>& grads,
@@ -122,8 +135,9 @@ class TrainingState {
   PricedResharder resharder_;
   Optimizer optimizer_;
   std::map<std::string, Stored> stored_;               // full parameter name -> its shard and gradient
-  std::map<std::string, Tensor> local_params_;         // "node.param" -> the shard each use reads this step
-  std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gathers)
+  std::map<std::string, Tensor> gathered_;             // "node.param" -> its copy in the use's spec, while its op runs
+  int64_t unplanned_gathered_ = 0;                     // bytes of gathered_ the ledger's plan does not list (transient)
+  std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gather()'s)
   int64_t recomputed_ = 0;                                   // op forwards run again so far
   std::map<int64_t, std::vector<ir::Vertex>> recompute_at_;  // topological position -> checkpointed ops recomputed
                                                              // before its backward, in forward order

@@ -7,10 +7,13 @@
 // 2x4, in inference and training (a subset of that matrix, so that the test
 // stays near a minute on two cores), and a plan that recomputes activations
 // under a memory budget. A schedule whose prediction is off by a
-// byte fails --check with one line naming the rank and the category; one
-// that frees a tensor before its reader stops the run, naming both.
+// byte fails --check with one line naming the rank and the category (the
+// planned transient category too); one that frees a tensor before its reader
+// stops the run, naming both, and so does a parameter's gathered copy
+// planned around its op's forward alone, which the backward gathers again.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -18,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "ir/schedule.hpp"
+#include "tiny_gpt2.hpp"
 
 using namespace shardsynth::testing;
 
@@ -117,5 +122,42 @@ TEST_CASE("shard_run_MemoryMismatchFailsCheckWithOneLine") {
   const auto forward = run_command(kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --check --schedule " + schedule + " " + kGpt2);
   CHECK(forward.exit_code == 0);
   CHECK(forward.out.find("memory: the schedule's figures are for a training step") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("shard_run_GatheredParameterCopiesAreHeldAsPlanned") {
+  const auto dir = scratch_dir("memory_cli_gathered");
+  const std::string schedule = (dir / "plan.json").string();
+  const Case c{2, "2", "fsdp", true};
+  REQUIRE(run_command(synth_command(c, schedule)).exit_code == 0);
+  const nlohmann::json planned = nlohmann::json::parse(slurp(schedule));
+  // The planned transient bytes at the peak are compared like any category.
+  nlohmann::json json = planned;
+  const long long transient = json["memory"]["transient"].get<long long>();
+  json["memory"]["transient"] = transient + 1;
+  std::ofstream(schedule) << json.dump();
+  const auto off = run_command(run_command_line(c, schedule));
+  CHECK(off.exit_code == 1);
+  CHECK(off.out.find("check: memory: rank 0: transient measured " + std::to_string(transient) +
+                     " bytes at its peak, predicted " + std::to_string(transient + 1) + " bytes: FAILED") !=
+        std::string::npos);
+  // FSDP stores h.0.mlp.c_fc's weight sharded and reads it whole: a copy
+  // planned over its forward step alone is held again at its backward.
+  const shardsynth::ir::Graph graph = tiny_gpt2(2);
+  const auto order = graph.topological_order();
+  int64_t forward = 0;
+  while (graph.node(order[static_cast<std::size_t>(forward)]).name != "h.0.mlp.c_fc") ++forward;
+  json = planned;
+  const std::string name = std::string("h.0.mlp.c_fc.weight") + shardsynth::ir::kGatheredSuffix;
+  auto& tensors = json["memory"]["tensors"];
+  for (auto it = tensors.begin(); it != tensors.end();) it = (*it)["name"] == name ? tensors.erase(it) : it + 1;
+  tensors.push_back({{"name", name}, {"category", "transient"}, {"bytes", 64 * 256 * 4},
+                     {"live", nlohmann::json::array({nlohmann::json::array({forward, forward + 1})})}});
+  std::ofstream(schedule) << json.dump();
+  const auto early = run_command(run_command_line(c, schedule));
+  CHECK(early.exit_code != 0);
+  CHECK(early.err.find("memory plan: tensor '" + name + "' is held at time step " +
+                       std::to_string(2 * static_cast<int64_t>(graph.size()) - 1 - forward) +
+                       " (backward of h.0.mlp.c_fc), outside its planned interval") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
