@@ -73,7 +73,7 @@ std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const 
   auto forward = model.reshard_cost(type, stored, use, mesh);
   auto backward = model.reshard_cost(type, use, stored, mesh);
   if (!forward || !backward) return std::nullopt;
-  return *forward + *backward;
+  return 2 * *forward + *backward;
 }
 
 int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {

@@ -77,10 +77,12 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
                                  bool needs_grad, const ir::Mesh& mesh);
 
 // Cost, per training step, of a parameter used in `use` that is tied to one
-// stored in `stored`: the updated parameter is resharded to the use's spec
-// before the forward pass, and the use's resolved gradient back to the
-// stored spec, where it joins the stored parameter's gradient. Inference
-// reads both from the same weights: 0. Returns nullopt when unreachable.
+// stored in `stored`: the stored parameter is resharded to the use's spec
+// for the use's forward and again for its backward (the copy is held only
+// around each use, as a gathered parameter is), and the use's resolved
+// gradient goes back to the stored spec, where it joins the stored
+// parameter's gradient. Inference reads both from the same weights: 0.
+// Returns nullopt when unreachable.
 std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
                                        const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh);
 

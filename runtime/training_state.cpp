@@ -133,8 +133,9 @@ const Tensor& TrainingState::take(const ir::Node& node, const ir::Param& p) {
   const Stored& s = stored_for(node, p);
   if (ledger_) ledger_->read(stored_name(node, p));
   const ir::Spec& spec = plan_.of(use);
-  if (s.spec == spec) return s.value;  // read in place: no copy
-  // Stored apart from the use (ZeRO-3/FSDP's gather; a tied use): a copy for this op alone.
+  if (s.spec == spec && s.use == use) return s.value;  // read in place: no copy
+  // Stored apart from the use (ZeRO-3/FSDP's gather) or a tied use (always,
+  // as synth plans it: it reads another op's parameter): a copy for this op alone.
   Tensor& copy = gathered_[use] = resharder_.move(s.value, s.type, s.spec, spec);
   if (ledger_) {
     const int64_t bytes = shard_bytes(copy.data.size(), p.type.dtype);

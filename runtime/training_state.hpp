@@ -8,12 +8,12 @@
 // later, backward() with the gradients of the pass's outputs, then
 // end_step(). Gradients of every micro-batch add up.
 //
-// A use that reads its parameter in the spec it is stored in reads the
-// stored shard itself. Any other use (stored more sharded: ZeRO-3/FSDP; a
-// tied use in another spec) gets its copy in the use's spec just before its
-// op's forward, freed right after it, and again around the op's backward
-// and a checkpointed op's recomputation, each a move from the stored shard
-// (costs::storage_cost prices the forward's and the backward's). With a
+// A use that reads its own parameter in the spec it is stored in reads the
+// stored shard itself. Any other use (stored in another spec: ZeRO-3/FSDP;
+// a tied use, always) gets its copy in the use's spec just before its op's
+// forward, freed right after it, and again around the op's backward and a
+// checkpointed op's recomputation, each a move from the stored shard
+// (costs::storage_cost and costs::tied_param_cost price them). With a
 // tracked ledger the copy is the planned tensor "node.param:gathered"
 // (category transient) when the plan lists it, else transient bytes the
 // model does not plan ("gathered parameters"), at those steps only.

@@ -181,10 +181,11 @@ TEST_CASE("tied_param_cost_ReshardsTheParameterAndItsGradient") {
   CHECK(tied_param_cost(model, Mode::inference, kSquare, spec("SR", mesh), spec("RR", mesh), mesh) == 0);
   // Same spec: the use reads the stored shard itself.
   CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("SR", mesh), mesh) == 0);
-  // Stored SR, used RR: all-gather the parameter, slice the gradient back.
-  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RR", mesh), mesh) == kAllGather8);
-  // Stored SR, used RS: an all-to-all each way.
-  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RS", mesh), mesh) == 2 * kAllToAll8);
+  // Stored SR, used RR: all-gather the parameter for the forward and again
+  // for the backward, slice the gradient back (free).
+  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RR", mesh), mesh) == 2 * kAllGather8);
+  // Stored SR, used RS: an all-to-all for each use, and one back.
+  CHECK(tied_param_cost(model, Mode::training, kSquare, spec("SR", mesh), spec("RS", mesh), mesh) == 3 * kAllToAll8);
 }
 
 TEST_CASE("edge_cost_NoGradientSkipsBackward") {
