@@ -83,5 +83,6 @@ TEST_CASE("model_text_NamesEveryNode") {
   CHECK(text.front() == '[');
   CHECK(text.find("fc1 = ") != std::string::npos);
   CHECK(text.find("output = 0") != std::string::npos);
+  CHECK(text.find(":params") == std::string::npos);  // followers decide nothing
   CHECK(synth::iteration_header(3) == "=================== Iter 3 ===================");
 }
