@@ -90,7 +90,7 @@ struct ScheduleMemory {
   int64_t grads = 0;        // gradient buffers (training)
   int64_t optimizer = 0;    // Adam's moments (training)
   int64_t activations = 0;  // activations live at the peak (in training: saved for the backward)
-  int64_t transient = 0;    // gathered parameters and collective scratch (not modelled: 0)
+  int64_t transient = 0;    // gathered parameter copies live at the peak (training); collective scratch is not modelled
   int64_t peak = 0;         // the sum of the above: the plan's peak
   int64_t peak_step = 0;    // time step of the peak (synth/liveness.hpp's order)
   std::string peak_at;      // what runs at that step: "forward of NODE", "backward of NODE", "optimizer"

@@ -9,11 +9,17 @@
 //  - a training activation, saved for the backward, from its producer's
 //    forward step to its producer's backward step, which comes after every
 //    consumer's backward;
-//  - a parameter's storage, gradient and optimizer state: the whole step.
+//  - a parameter (in training its storage, gradient and optimizer state):
+//    the whole step;
+//  - in training, a parameter's copy in its use's spec (gathered from its
+//    storage, or a tied use's copy): its op's forward step and its backward
+//    step.
 // A problem node has one interval: a node that holds tensors living
-// differently (an op and the followers merged into it; in inference, an op
-// and its parameters) is live over the union of their intervals, holding all
-// of them throughout.
+// differently (an op and the following ops merged into it, gelu after
+// c_fc) is live over the union of their intervals, holding all of them
+// throughout. What one decision holds over another interval sits on a
+// follower node of its own (synth/followers.hpp): an inference op's
+// parameters, a gathered copy, a recomputed output's second life.
 #include <cstdint>
 #include <vector>
 

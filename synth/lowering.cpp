@@ -11,6 +11,7 @@
 #include "costs/param_storage.hpp"
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
+#include "synth/followers.hpp"
 #include "synth/liveness.hpp"
 #include "synth/recompute.hpp"
 
@@ -122,9 +123,10 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
   }
 }
 
-// Each problem node is live over the union of what it holds (synth/liveness.hpp):
-// the outputs of the graph nodes it decides, and the parameters of its op
-// that have no storage node; a storage node, the whole step.
+// Each problem node is live over the union of what it holds
+// (synth/liveness.hpp): the outputs of the graph nodes it decides; a storage
+// node, the whole step. Followers (synth/followers.hpp) come later, each
+// with its own interval.
 void set_liveness(Lowered& out) {
   const StepClock clock{out.options.mode, static_cast<int64_t>(out.order.size())};
   const auto activations = activation_intervals(out.graph, out.order, clock);
@@ -132,11 +134,8 @@ void set_liveness(Lowered& out) {
   for (ir::Vertex v : out.order) {
     const int n = out.owner[v];
     live[n] = span(live[n], activations[v]);
-    const auto& params = out.graph.node(v).params;
-    for (std::size_t p = 0; p < params.size(); ++p) {
-      if (!params[p].tied_to.empty()) continue;
-      const int holder = out.storage[v].empty() || out.storage[v][p] < 0 ? n : out.storage[v][p];
-      live[holder] = span(live[holder], clock.whole());
+    for (int held : out.storage[v]) {
+      if (held >= 0) live[held] = clock.whole();
     }
   }
   for (std::size_t n = 0; n < live.size(); ++n) {
@@ -189,13 +188,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
     ProblemNode pn{node.name, {}, {}, 0, 0};  // liveness: set_liveness
     for (const auto& s : strategies) {
       pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : s.cost.total());
-      int64_t bytes = costs::activation_bytes(node.type, s.output, mesh);
-      for (std::size_t p = 0; p < node.params.size() && !stores; ++p) {
-        if (!node.params[p].tied_to.empty()) continue;  // held by the parameter it is tied to
-        const auto& spec = s.operands[s.operands.size() - node.params.size() + p];
-        bytes += costs::param_bytes(mode, node.params[p].type, spec, mesh);
-      }
-      pn.usages.push_back(bytes);
+      pn.usages.push_back(costs::activation_bytes(node.type, s.output, mesh));  // parameters: on followers
     }
     problem.nodes.push_back(std::move(pn));
     out.nodes.push_back({role, v, std::move(strategies)});
@@ -355,6 +348,11 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
   }
   set_liveness(out);
   if (offers_recompute) add_saved_nodes(out, segments);
+  if (stores) {
+    add_gathered_followers(out);
+  } else {
+    add_param_followers(out);
+  }
   return out;
 }
 

@@ -7,7 +7,7 @@
 //    each fixing the spec of every operand use and of its output; the
 //    strategy's cost is the op's own cost (costs::op_cost: compute, in-op
 //    partial resolution, gradient sync) and its usage the bytes of its
-//    parameter shards and of its output (and of its following ops' outputs);
+//    output (and of its following ops' outputs);
 //  - a graph output: replicated, or any non-partial spec when the model allows.
 // An op whose rule maps its single input to its output factor for factor
 // (gelu, dropout: XLA's "following") gets no node: its output shares its
@@ -18,8 +18,12 @@
 // gradient's way back in training). A memory budget becomes the problem's
 // usage limit, checked at every time step of the step's order: each node is
 // live over the interval of what it holds (synth/liveness.hpp: an activation
-// until its last use, or in training until its backward; parameters the
-// whole step).
+// until its last use, or in training until its backward). What a decision
+// holds over other intervals sits on follower nodes (synth/followers.hpp):
+// in inference an op's parameters, the whole step; in training a parameter's
+// storage node (synth/storage.hpp), the whole step, with its gathered copies
+// around its op's forward and backward, and a recomputed output's second life
+// (synth/recompute.hpp).
 #include <vector>
 
 #include <functional>
@@ -35,7 +39,16 @@
 
 namespace shardsynth::synth {
 
-enum class NodeRole { input, op, output, storage, saved };
+enum class NodeRole { input, op, output, storage, follower };
+
+// What a follower node (synth/followers.hpp) holds for its leader.
+enum class FollowerKind {
+  none,        // not a follower
+  saved,       // a recomputable op's outputs from their last forward read to their recomputation, when kept
+  recomputed,  // a recomputable op's outputs from their recomputation to their backward
+  params,      // inference: an op's untied parameters, the whole step
+  gathered,    // training: a parameter's copy in its use spec around its op's forward or backward
+};
 
 struct StrategyInfo {
   std::vector<ir::Spec> operands;  // spec each operand is consumed in: tensor inputs, then params (stored layout)
@@ -47,7 +60,7 @@ struct StrategyInfo {
   std::optional<StorageChoice> storage;       // storage nodes only: where the parameter lives (operands: grad, state;
                                               // result and output: the stored spec)
   bool recompute = false;  // training ops: the output is dropped after its last forward read and computed again for
-                           // the backward (synth/recompute.hpp); saved nodes: a copy of the op strategy it stands for
+                           // the backward (synth/recompute.hpp); followers: a copy of the leader strategy it stands for
 };
 
 // Decides whether a strategy of graph node v may be chosen (pins, plans).
@@ -62,10 +75,11 @@ struct LowerOptions {
 
 struct NodeLabel {
   NodeRole role = NodeRole::op;            // what the node stands for
-  ir::Vertex vertex = 0;                   // the graph node (a storage node: the op using the parameter)
+  ir::Vertex vertex = 0;                   // the graph node (a storage node or a follower: the op it serves)
   std::vector<StrategyInfo> strategies;    // parallel to the problem node's strategies
-  int param = -1;                          // storage nodes: index of the parameter in the op's params
-  int of = -1;                             // saved nodes: the op node whose output bytes it holds
+  int param = -1;                          // storage nodes and gathered followers: index of the parameter in the op's params
+  int of = -1;                             // followers: the problem node it follows (its leader)
+  FollowerKind holds = FollowerKind::none;  // followers: what it holds
 };
 
 struct EdgeLabel {
@@ -100,7 +114,7 @@ struct Lowered {
   std::vector<EdgeLabel> edges;       // parallel to the first edges.size() problem edges (operand edges)
   std::vector<TiedEdgeLabel> tied;    // parallel to the problem edges after them (tied parameters, training)
   std::vector<StorageEdgeLabel> stored;  // parallel to the problem edges after those (storage, training); the
-                                         // problem edges after them tie saved nodes to their ops (0 or forbidden)
+                                         // problem edges after them tie followers to their leaders (0 or forbidden)
   std::vector<int> owner;             // per graph vertex: problem node deciding its output spec
   std::vector<std::vector<int>> storage;  // per graph vertex, per param: its storage problem node; -1 = none
   LowerOptions options;               // how it was lowered

@@ -42,6 +42,12 @@ ir::ScheduleMemory memory_figures(const Lowered& lowered, const Assignment& assi
   m.peak = peak.bytes;
   m.peak_step = peak.step;
   m.peak_at = step_name(lowered, peak.step);
+  for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
+    const ProblemNode& node = lowered.problem.nodes[n];
+    if (lowered.nodes[n].holds == FollowerKind::gathered && node.live_from <= peak.step && peak.step < node.live_to) {
+      m.transient += node.usages[assignment[n]];
+    }
+  }
   m.activations = m.peak - m.params - m.grads - m.optimizer - m.transient;
   return m;
 }

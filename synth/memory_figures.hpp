@@ -12,7 +12,8 @@ namespace shardsynth::synth {
 
 // The figures of `assignment` (ir::ScheduleMemory): the peak is
 // peak_usage's; parameters, gradients and state are what the parameters'
-// nodes hold at every step; activations are the rest of the peak.
+// nodes hold at every step; transient, the gathered parameter copies live at
+// the peak step (synth/followers.hpp); activations are the rest of the peak.
 ir::ScheduleMemory memory_figures(const Lowered& lowered, const Assignment& assignment);
 
 // "forward of NODE", "backward of NODE" or "optimizer" for a time step of

@@ -1,10 +1,14 @@
 #include "synth/memory_ledger.hpp"
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "costs/op_cost.hpp"
 #include "costs/param_storage.hpp"
+#include "synth/followers.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -14,32 +18,35 @@ ir::LiveSpan node_span(const Lowered& lowered, int node) {
   return {n.live_from, n.live_to};
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The spans of `spans`, ascending, empty ones dropped and touching ones merged.
+std::vector<ir::LiveSpan> merged(std::vector<ir::LiveSpan> spans) {
+  std::sort(spans.begin(), spans.end(), [](const ir::LiveSpan& a, const ir::LiveSpan& b) { return a.from < b.from; });
+  std::vector<ir::LiveSpan> out;
+  for (const auto& span : spans) {
+    if (span.from >= span.to) continue;
+    if (!out.empty() && span.from <= out.back().to) {
+      out.back().to = std::max(out.back().to, span.to);
+    } else {
+      out.push_back(span);
+    }
+  }
+  return out;
 }
 
 // The intervals op node `node` holds its outputs over: its own and, when it
-// may recompute (synth/recompute.hpp), its saved node's while kept and its
-// recomputed node's; ascending, touching ones merged.
+// may recompute (synth/recompute.hpp), its saved follower's while kept and
+// its recomputed follower's.
 std::vector<ir::LiveSpan> held_spans(const Lowered& lowered, const Assignment& assignment,
                                      const std::vector<std::vector<int>>& followers, int node) {
   std::vector<ir::LiveSpan> spans = {node_span(lowered, node)};
   const bool recomputes = lowered.nodes[node].strategies[assignment[node]].recompute;
   for (int f : followers[node]) {
-    if (ends_with(lowered.problem.nodes[f].label, ":saved") && recomputes) continue;  // dropped until recomputed
-    spans.push_back(node_span(lowered, f));
-  }
-  std::sort(spans.begin(), spans.end(), [](const ir::LiveSpan& a, const ir::LiveSpan& b) { return a.from < b.from; });
-  std::vector<ir::LiveSpan> merged;
-  for (const auto& span : spans) {
-    if (span.from >= span.to) continue;
-    if (!merged.empty() && span.from <= merged.back().to) {
-      merged.back().to = std::max(merged.back().to, span.to);
-    } else {
-      merged.push_back(span);
+    const FollowerKind kind = lowered.nodes[f].holds;
+    if (kind == FollowerKind::recomputed || (kind == FollowerKind::saved && !recomputes)) {
+      spans.push_back(node_span(lowered, f));
     }
   }
-  return merged;
+  return merged(std::move(spans));
 }
 
 }  // namespace
@@ -48,32 +55,56 @@ std::vector<ir::PlannedTensor> memory_ledger(const Lowered& lowered, const Assig
   using ir::MemoryCategory;
   std::vector<ir::PlannedTensor> out;
   const ir::Graph& graph = lowered.graph;
-  std::vector<std::vector<int>> followers(lowered.nodes.size());  // op node -> its saved nodes (recomputation)
+  const auto followers = followers_of(lowered);
+  std::map<std::pair<ir::Vertex, int>, std::vector<int>> gathered;  // (op, param) -> its gathered followers
   for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
-    if (lowered.nodes[n].role == NodeRole::saved) followers.at(lowered.nodes[n].of).push_back(static_cast<int>(n));
+    const NodeLabel& label = lowered.nodes[n];
+    if (label.holds == FollowerKind::gathered) gathered[{label.vertex, label.param}].push_back(static_cast<int>(n));
   }
+  // A parameter's gathered copy (training): over its followers' steps, when it has bytes.
+  auto gathered_copy = [&](ir::Vertex v, int p, const std::string& name) {
+    const auto it = gathered.find({v, p});
+    if (it == gathered.end()) return;
+    int64_t bytes = 0;
+    std::vector<ir::LiveSpan> spans;
+    for (int f : it->second) {
+      bytes = lowered.problem.nodes[f].usages[assignment[f]];
+      spans.push_back(node_span(lowered, f));
+    }
+    if (bytes > 0) out.push_back({name + ir::kGatheredSuffix, MemoryCategory::transient, bytes, merged(std::move(spans))});
+  };
   for (ir::Vertex v : lowered.order) {
     const ir::Node& node = graph.node(v);
     const int owner = lowered.owner[v];
+    int params_follower = -1;  // inference: the follower holding its op's parameters
+    for (int f : followers[owner]) {
+      if (lowered.nodes[f].holds == FollowerKind::params) params_follower = f;
+    }
     out.push_back({node.name, MemoryCategory::activation,
                    costs::activation_bytes(node.type, output_spec(lowered, assignment, v), lowered.mesh),
                    held_spans(lowered, assignment, followers, owner)});
     for (std::size_t p = 0; p < node.params.size(); ++p) {
       const ir::Param& param = node.params[p];
-      if (!param.tied_to.empty()) continue;  // held by the parameter it is tied to
       const std::string name = node.name + "." + param.name;
+      if (!param.tied_to.empty()) {  // held by the parameter it is tied to; a copy around its uses in training
+        gathered_copy(v, static_cast<int>(p), name);
+        continue;
+      }
       if (const auto held = storage_choice(lowered, assignment, v, static_cast<int>(p))) {
         const auto bytes = costs::storage_bytes(param.type, held->storage, lowered.mesh);
         const ir::LiveSpan span = node_span(lowered, lowered.storage[v][p]);
         out.push_back({name, MemoryCategory::param, bytes.param, {span}});
         out.push_back({name + ir::kGradSuffix, MemoryCategory::grad, bytes.grad, {span}});
         out.push_back({name + ir::kStateSuffix, MemoryCategory::optimizer, bytes.state, {span}});
+        gathered_copy(v, static_cast<int>(p), name);
         continue;
       }
+      // Inference: on its op's params follower, the whole step.
+      if (params_follower < 0) throw std::logic_error("memory_ledger: '" + name + "' has no node holding it");
       const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), assignment[owner]);
       out.push_back({name, MemoryCategory::param,
                      costs::param_bytes(lowered.options.mode, param.type, spec, lowered.mesh),
-                     {node_span(lowered, owner)}});
+                     {node_span(lowered, params_follower)}});
     }
   }
   return out;

@@ -1,6 +1,7 @@
 #include "synth/random_plan.hpp"
 
 #include "ir/error.hpp"
+#include "synth/followers.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -84,10 +85,12 @@ int replicated_strategy(const Lowered& lowered, int node) {
 Assignment shrink_plan(const Lowered& lowered, const Assignment& failing, const PlanFails& fails) {
   Assignment best = failing;
   for (std::size_t n = 0; n < best.size(); ++n) {
+    if (lowered.nodes[n].role == NodeRole::follower) continue;  // moves with its leader
     const int whole = replicated_strategy(lowered, static_cast<int>(n));
     if (whole < 0 || whole == best[n]) continue;
     Assignment candidate = best;
     candidate[n] = whole;
+    follow_leaders(lowered, candidate);
     if (evaluate(lowered.problem, candidate) >= kForbidden) continue;
     if (fails(candidate)) best = std::move(candidate);
   }
@@ -98,7 +101,7 @@ std::vector<std::string> sharded_nodes(const Lowered& lowered, const Assignment&
   const int mesh_rank = lowered.mesh.rank();
   std::vector<std::string> lines;
   for (std::size_t n = 0; n < assignment.size(); ++n) {
-    if (lowered.nodes[n].role == NodeRole::saved) continue;  // a copy of its op's choice
+    if (lowered.nodes[n].role == NodeRole::follower) continue;  // a copy of its leader's choice
     const StrategyInfo& s = lowered.nodes[n].strategies[assignment[n]];
     if (all_replicated(s)) continue;
     std::string line = lowered.problem.nodes[n].label + ": " + ir::to_string(s.output, mesh_rank);

@@ -14,8 +14,9 @@
 // problem give the same plan on every machine.
 //
 // Shrinking: when a plan fails a check, shrink_plan resets its nodes to the
-// all-replicated strategy one at a time, in problem order, keeping each reset
-// after which the plan is still legal and still fails. What is left sharded
+// all-replicated strategy one at a time, in problem order (a follower moving
+// with its leader, synth/followers.hpp), keeping each reset after which the
+// plan is still legal and still fails. What is left sharded
 // names the tensors whose resharding is wrong.
 #include <cstdint>
 #include <functional>

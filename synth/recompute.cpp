@@ -1,43 +1,12 @@
 #include "synth/recompute.hpp"
 
 #include <algorithm>
-#include <map>
 #include <string>
-#include <utility>
 
+#include "synth/followers.hpp"
 #include "synth/liveness.hpp"
 
 namespace shardsynth::synth {
-namespace {
-
-// A node that follows op node `of` over [from, to): one strategy per
-// distinct usage of `of`'s strategies (`usage_of` gives it, per strategy),
-// tied to `of` by an edge that allows only the matching one.
-void add_follower(Lowered& out, int of, const std::string& suffix, int64_t from, int64_t to,
-                  const std::vector<int64_t>& usage_of) {
-  const NodeLabel& op = out.nodes[of];  // read before out.nodes grows below
-  std::map<int64_t, int> index;  // usage -> follower strategy
-  std::vector<int> pick(usage_of.size());
-  ProblemNode pn{out.problem.nodes[of].label + suffix, {}, {}, from, to};
-  NodeLabel label{NodeRole::saved, op.vertex, {}, -1, of};
-  for (std::size_t s = 0; s < usage_of.size(); ++s) {
-    auto [it, added] = index.emplace(usage_of[s], static_cast<int>(pn.costs.size()));
-    if (added) {
-      pn.costs.push_back(0);
-      pn.usages.push_back(usage_of[s]);
-      label.strategies.push_back(op.strategies[s]);
-    }
-    pick[s] = it->second;
-  }
-  const int follower = static_cast<int>(out.problem.nodes.size());
-  ProblemEdge edge{of, follower, std::vector<int64_t>(usage_of.size() * pn.costs.size(), kForbidden)};
-  for (std::size_t s = 0; s < usage_of.size(); ++s) edge.costs[s * pn.costs.size() + pick[s]] = 0;
-  out.problem.nodes.push_back(std::move(pn));
-  out.nodes.push_back(std::move(label));
-  out.problem.edges.push_back(std::move(edge));
-}
-
-}  // namespace
 
 void add_saved_nodes(Lowered& out, const ir::RecomputeSegments& segments) {
   const StepClock clock{out.options.mode, static_cast<int64_t>(out.order.size())};
@@ -71,8 +40,11 @@ void add_saved_nodes(Lowered& out, const ir::RecomputeSegments& segments) {
     const std::vector<int64_t> bytes = node.usages;
     std::vector<int64_t> kept(bytes.size());
     for (std::size_t s = 0; s < bytes.size(); ++s) kept[s] = label.strategies[s].recompute ? 0 : bytes[s];
-    if (read_until < again) add_follower(out, static_cast<int>(n), ":saved", read_until, again, kept);
-    add_follower(out, static_cast<int>(n), ":recomputed", again, to, bytes);
+    const std::string name = node.label;
+    if (read_until < again) {
+      add_follower(out, static_cast<int>(n), FollowerKind::saved, -1, name + ":saved", {read_until, again}, kept);
+    }
+    add_follower(out, static_cast<int>(n), FollowerKind::recomputed, -1, name + ":recomputed", {again, to}, bytes);
   }
 }
 

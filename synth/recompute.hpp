@@ -11,8 +11,8 @@
 // over [R, its backward]. The problem expresses this with one interval per
 // node: lowering gives each op node that may recompute a twin of every
 // strategy (StrategyInfo::recompute), shrinks its interval to the forward
-// part, and adds two saved nodes that follow it (one strategy per distinct
-// byte count, tied to the op by a 0/forbidden edge): "NODE:saved" over
+// part, and adds two followers of it (synth/followers.hpp: one strategy per
+// distinct byte count, tied to the op by a 0/forbidden edge): "NODE:saved" over
 // (last forward read, R), holding the bytes only when kept, and
 // "NODE:recomputed" over [R, backward], holding them either way.
 #include <cstdint>
@@ -25,10 +25,10 @@
 
 namespace shardsynth::synth {
 
-// Adds the saved nodes of every op node with recompute twins (after
+// Adds the followers of every op node with recompute twins (after
 // set_liveness): splits its interval, adds "NODE:saved" and
 // "NODE:recomputed" and their edges, and forbids the twins of a node whose
-// followers are read outside its segment.
+// following ops are read outside its segment.
 void add_saved_nodes(Lowered& out, const ir::RecomputeSegments& segments);
 
 // The op nodes whose chosen strategy recomputes, in problem node order.

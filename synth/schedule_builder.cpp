@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "ir/error.hpp"
-
-
+#include "synth/followers.hpp"
 
 namespace shardsynth::synth {
 
@@ -131,7 +130,7 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
   for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
     const NodeLabel& label = lowered.nodes[n];
     const ir::Node& node = graph.node(label.vertex);
-    if (label.role == NodeRole::saved) continue;  // follows its op: below
+    if (label.role == NodeRole::follower) continue;  // follows its leader: below
     if (label.role == NodeRole::storage) {
       const std::string tensor = node.name + "." + node.params[label.param].name;
       const std::string use = spec_of(tensor);
@@ -189,14 +188,7 @@ Assignment assignment_from_schedule(const Lowered& lowered, const ir::Schedule& 
                            (reads.empty() ? "" : " reading " + reads) + (want_recompute ? ", recomputed" : ""));
     }
   }
-  // A saved node takes the one strategy its op's choice allows.
-  for (const ProblemEdge& edge : lowered.problem.edges) {
-    if (lowered.nodes[edge.to].role != NodeRole::saved) continue;
-    const int size = lowered.problem.nodes[edge.to].size();
-    for (int t = 0; t < size && a[edge.to] < 0; ++t) {
-      if (edge.costs[static_cast<std::size_t>(a[edge.from]) * size + t] < kForbidden) a[edge.to] = t;
-    }
-  }
+  follow_leaders(lowered, a);  // each follower takes the one strategy its leader's choice allows
   return a;
 }
 

@@ -423,7 +423,7 @@ int run(const Flags& flags, const std::string& model_name) {
   log->debug("{}", search_summary(search));
   const synth::UsagePeak peak = synth::peak_usage(result.lowered.problem, search.best);
   log->info("memory per device: {} bytes at its peak, time step {} (parameters{} and live activations)", peak.bytes,
-            peak.step, options.lower.mode == costs::Mode::training ? ", gradients, Adam state" : "");
+            peak.step, options.lower.mode == costs::Mode::training ? ", gradients, Adam state, gathered copies" : "");
   const auto z3_calls = std::count_if(search.iterations.begin(), search.iterations.end(),
                                       [](const synth::Iteration& it) { return it.source.rfind("z3", 0) == 0; });
   log->info("{} model, {}{}: cost {} {} after {} solver calls{}", flags.cost_model, flags.mode,

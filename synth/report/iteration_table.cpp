@@ -18,10 +18,22 @@ std::string model_text(const std::vector<std::string>& labels, const Assignment&
   return text + "]";
 }
 
+std::vector<int> decision_nodes(const Lowered& lowered) {
+  std::vector<int> nodes;
+  for (std::size_t n = 0; n < lowered.nodes.size(); ++n) {
+    if (lowered.nodes[n].role != NodeRole::follower) nodes.push_back(static_cast<int>(n));
+  }
+  return nodes;
+}
+
 std::string model_text(const Lowered& lowered, const Assignment& assignment) {
   std::vector<std::string> labels;
-  for (const auto& node : lowered.problem.nodes) labels.push_back(node.label);
-  return model_text(labels, assignment);
+  Assignment decided;
+  for (int n : decision_nodes(lowered)) {
+    labels.push_back(lowered.problem.nodes[n].label);
+    decided.push_back(assignment.at(n));
+  }
+  return model_text(labels, decided);
 }
 
 std::string in_spec_text(const Lowered& lowered, int node, int strategy) {

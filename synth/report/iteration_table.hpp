@@ -39,9 +39,12 @@ std::string format_iteration_rows(const std::vector<IterationRow>& rows, int64_t
 std::string in_spec_text(const Lowered& lowered, int node, int strategy);
 // "=================== Iter 3 ===================".
 std::string iteration_header(int index);
-// "[x = 0, fc1 = 2, fc2 = 0, output = 0]": the model, one entry per problem node.
+// The problem nodes that decide something: every node but the followers
+// (synth/followers.hpp), whose strategies their leaders' choices fix.
+std::vector<int> decision_nodes(const Lowered& lowered);
+// "[x = 0, fc1 = 2, fc2 = 0, output = 0]": the model, one entry per decision node.
 std::string model_text(const Lowered& lowered, const Assignment& assignment);
-// The same from the problem's node labels.
+// The same from the decision nodes' labels and their entries of the assignment.
 std::string model_text(const std::vector<std::string>& labels, const Assignment& assignment);
 
 }  // namespace shardsynth::synth

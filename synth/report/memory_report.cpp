@@ -24,7 +24,9 @@ std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh
     text += row("optimizer state", m.optimizer);
   }
   text += row(training ? "saved activations" : "live activations", m.activations, "at the peak");
-  text += row("transient buffers", m.transient, "not modelled");
+  text += row("transient buffers", m.transient,
+              training ? "at the peak: gathered parameter copies (collective scratch not modelled)"
+                       : "collective scratch, not modelled");
   text += row("peak", m.peak, "time step " + std::to_string(m.peak_step) + ", " + m.peak_at);
   if (m.zero_stages.size() == 4) {
     text += "parameter elements stored as used " + std::to_string(m.zero_stages[0]) + ", with ZeRO-1 (state sharded) " +

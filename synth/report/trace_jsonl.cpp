@@ -23,7 +23,7 @@ std::string status_name(CheckStatus status) {
 
 std::vector<std::string> problem_labels(const Lowered& lowered) {
   std::vector<std::string> labels;
-  for (const auto& node : lowered.problem.nodes) labels.push_back(node.label);
+  for (int n : decision_nodes(lowered)) labels.push_back(lowered.problem.nodes[n].label);
   return labels;
 }
 
@@ -40,7 +40,9 @@ nlohmann::json iteration_to_json(const Lowered& lowered, const Iteration& it) {
                       {"solver_ms", it.solver_ms}};
   if (it.status != CheckStatus::sat) return j;
   j["cost"] = it.cost;
-  j["assignment"] = it.assignment;
+  Assignment decided;
+  for (int n : decision_nodes(lowered)) decided.push_back(it.assignment.at(n));
+  j["assignment"] = decided;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : iteration_rows(lowered, it.assignment)) {
     rows.push_back({{"name", row.name}, {"in_spec", row.in_spec}, {"out_spec", row.out_spec}, {"cost", row.cost}});

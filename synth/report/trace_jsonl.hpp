@@ -1,6 +1,6 @@
 #pragma once
 // The search trace as JSON lines (docs/trace_jsonl.md): a header object
-// (format "shardsynth.trace/1", the problem's node labels, the run's
+// (format "shardsynth.trace/1", the labels of the problem's decision nodes, the run's
 // options), then one object per search step: the bound asked, the answer,
 // the solver's milliseconds, and on sat the assignment with the per-row costs
 // of the iteration table, so `synth trace` can re-print it byte for byte.
@@ -22,7 +22,7 @@ inline constexpr const char* kTraceFormat = "shardsynth.trace/1";
 // "sat", "unsat" or "unknown".
 std::string status_name(CheckStatus status);
 
-// The problem's node labels (the names model_text prints).
+// The labels of the problem's decision nodes (the names model_text prints).
 std::vector<std::string> problem_labels(const Lowered& lowered);
 
 // The header line: format, unit-free problem labels and the caller's options object.

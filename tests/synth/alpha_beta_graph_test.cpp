@@ -137,10 +137,12 @@ SynthOptions synth_options(costs::Mode mode) {
   return options;
 }
 
-// The optimum by brute force over the nodes that are not storage nodes:
-// without a usage limit a storage node (one edge, to its op) takes its best
-// choice for each strategy of its op, so that minimum folds into the op's
-// costs. Training multiplies the MLP's assignments past brute force's reach
+// The optimum by brute force over the nodes that are neither storage nodes
+// nor followers: without a usage limit a storage node (one edge, to its op;
+// its followers aside) takes its best choice for each strategy of its op, so
+// that minimum folds into the op's costs, and a follower (synth/followers.hpp:
+// cost 0, one allowed strategy per strategy of its leader) changes no cost.
+// Training multiplies the MLP's assignments past brute force's reach
 // otherwise.
 int64_t brute_force_storage_folded(const Lowered& lowered) {
   const Problem& p = lowered.problem;
@@ -148,11 +150,12 @@ int64_t brute_force_storage_folded(const Lowered& lowered) {
   Problem folded;
   std::vector<int> index(p.nodes.size(), -1);
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
-    if (lowered.nodes[n].role == NodeRole::storage) continue;
+    if (lowered.nodes[n].role == NodeRole::storage || lowered.nodes[n].role == NodeRole::follower) continue;
     index[n] = static_cast<int>(folded.nodes.size());
     folded.nodes.push_back(p.nodes[n]);
   }
   for (const auto& e : p.edges) {
+    if (lowered.nodes[e.to].role == NodeRole::follower) continue;
     if (index[e.from] >= 0) {
       REQUIRE(index[e.to] >= 0);
       folded.edges.push_back({index[e.from], index[e.to], e.costs});

@@ -3,6 +3,7 @@
 #include "costs/cost_model.hpp"
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
+#include "synth/followers.hpp"
 #include "synth/report/iteration_table.hpp"
 #include "synth/schedule_builder.hpp"
 
@@ -33,6 +34,7 @@ synth::Assignment assign(const synth::Lowered& lowered, const std::string& fc1, 
     if (label == "fc1") a[n] = strategy(lowered, "fc1", fc1);
     if (label == "fc2") a[n] = strategy(lowered, "fc2", fc2);
   }
+  synth::follow_leaders(lowered, a);  // the params followers take their ops' choices
   return a;
 }
 
@@ -42,8 +44,9 @@ TEST_CASE("lower_MlpFollowsGeluAndHasOneNodePerDecision") {
   const auto lowered = mlp(8);
   std::vector<std::string> labels;
   for (const auto& n : lowered.problem.nodes) labels.push_back(n.label);
-  CHECK(labels == std::vector<std::string>{"x", "fc1", "fc2", "output"});
-  CHECK(lowered.problem.edges.size() == 3);  // x->fc1, fc1(gelu)->fc2, fc2->output
+  // Each op's parameters sit on a follower of its own (synth/followers.hpp), live the whole step.
+  CHECK(labels == std::vector<std::string>{"x", "fc1", "fc2", "output", "fc1:params", "fc2:params"});
+  CHECK(lowered.problem.edges.size() == 5);  // x->fc1, fc1(gelu)->fc2, fc2->output, then fc1 and fc2 to their followers
   CHECK(lowered.owner[*lowered.graph.find("gelu")] == lowered.owner[*lowered.graph.find("fc1")]);
 }
 
@@ -80,5 +83,6 @@ TEST_CASE("model_text_NamesEveryNode") {
   CHECK(text.front() == '[');
   CHECK(text.find("fc1 = ") != std::string::npos);
   CHECK(text.find("output = 0") != std::string::npos);
+  CHECK(text.find(":params") == std::string::npos);  // followers decide nothing
   CHECK(synth::iteration_header(3) == "=================== Iter 3 ===================");
 }

@@ -7,6 +7,7 @@
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
 #include "synth/plans.hpp"
+#include "synth/solver/problem.hpp"
 #include "synth/synthesizer.hpp"
 
 using namespace shardsynth;
@@ -24,11 +25,8 @@ synth::SynthResult solve(const ir::Graph& graph, const std::string& mesh, costs:
   return synth::synthesize(graph, m, *model, options);
 }
 
-int64_t usage(const synth::SynthResult& r) {
-  int64_t total = 0;
-  for (std::size_t n = 0; n < r.search.best.size(); ++n) total += r.lowered.problem.nodes[n].usages[r.search.best[n]];
-  return total;
-}
+// The plan's peak bytes per device.
+int64_t usage(const synth::SynthResult& r) { return synth::peak_usage(r.lowered.problem, r.search.best).bytes; }
 
 std::string spec_of(const ir::Schedule& s, const std::string& tensor) {
   for (const auto& t : s.specs) {

@@ -16,10 +16,13 @@
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
 #include "costs/param_storage.hpp"
+#include "ir/dtype.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
+#include "ir/spec.hpp"
+#include "ir/tensor.hpp"
 #include "synth/lowering.hpp"
 #include "synth/random_plan.hpp"
 #include "synth/solver/brute_force.hpp"
@@ -156,8 +159,11 @@ int64_t check_against_brute_force(const ir::Graph& graph, const ir::Mesh& mesh, 
 // output is allocated at its forward and freed after its last reader's
 // forward (inference) or after its own backward (training); parameters live
 // throughout (in training with their gradients and optimizer state, as
-// stored). What one problem node holds is held from the first allocation
-// among its tensors to the last free (one interval per problem node).
+// stored), and in training a parameter read in another spec than it is
+// stored in, or a tied use's copy, is held in its use's spec at its op's
+// forward step and again at its backward step. The outputs one problem node
+// decides (an op and the ops following it) are held from the first
+// allocation among them to the last free (one interval per problem node).
 int64_t simulated_peak(const Lowered& lowered, const Assignment& a, costs::Mode mode) {
   const ir::Graph& graph = lowered.graph;
   const auto order = graph.topological_order();
@@ -167,10 +173,14 @@ int64_t simulated_peak(const Lowered& lowered, const Assignment& a, costs::Mode 
   for (int64_t i = 0; i < n; ++i) at[order[i]] = i;
   std::vector<int64_t> first(lowered.problem.nodes.size(), steps), last(lowered.problem.nodes.size(), 0);
   std::vector<int64_t> bytes(lowered.problem.nodes.size(), 0);
-  auto hold = [&](int node, int64_t from, int64_t to, int64_t b) {
+  std::vector<int64_t> apart(steps, 0);  // per step: what is held apart from the outputs' problem nodes
+  auto hold_output = [&](int node, int64_t from, int64_t to, int64_t b) {
     first[node] = std::min(first[node], from);
     last[node] = std::max(last[node], to);
     bytes[node] += b;
+  };
+  auto hold = [&](int64_t from, int64_t to, int64_t b) {
+    for (int64_t t = from; t < to; ++t) apart[t] += b;
   };
   for (ir::Vertex v : order) {
     const ir::Node& node = graph.node(v);
@@ -181,22 +191,29 @@ int64_t simulated_peak(const Lowered& lowered, const Assignment& a, costs::Mode 
     } else {
       for (const auto& [user, operand] : graph.users_of(v)) freed = std::max(freed, at[user] + 1);
     }
-    hold(owner, at[v], freed, costs::activation_bytes(node.type, output_spec(lowered, a, v), lowered.mesh));
+    hold_output(owner, at[v], freed, costs::activation_bytes(node.type, output_spec(lowered, a, v), lowered.mesh));
     for (std::size_t p = 0; p < node.params.size(); ++p) {
-      if (!node.params[p].tied_to.empty()) continue;
+      const ir::TensorType& type = node.params[p].type;
+      const ir::Spec& use = param_spec(lowered, v, static_cast<int>(p), a[owner]);
+      const int64_t shard = ir::num_elements(ir::local_shape(type.shape, use, lowered.mesh)) * ir::dtype_bytes(type.dtype);
       // Training keeps a parameter (shard, gradient, Adam state) on a storage node of its own.
-      if (const auto held = storage_choice(lowered, a, v, static_cast<int>(p))) {
-        const auto bytes = costs::storage_bytes(node.params[p].type, held->storage, lowered.mesh);
-        hold(lowered.storage[v][p], 0, steps, bytes.param + bytes.grad + bytes.state);
+      const auto held = storage_choice(lowered, a, v, static_cast<int>(p));
+      if (mode == costs::Mode::training && (!node.params[p].tied_to.empty() || held->storage.stored != use)) {
+        hold(at[v], at[v] + 1, shard);
+        hold(2 * n - 1 - at[v], 2 * n - at[v], shard);
+      }
+      if (!node.params[p].tied_to.empty()) continue;  // stored by the one it is tied to
+      if (held) {
+        const auto b = costs::storage_bytes(type, held->storage, lowered.mesh);
+        hold(0, steps, b.param + b.grad + b.state);
         continue;
       }
-      const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), a[owner]);
-      hold(owner, 0, steps, costs::param_bytes(mode, node.params[p].type, spec, lowered.mesh));
+      hold(0, steps, shard);
     }
   }
   int64_t peak = 0;
   for (int64_t t = 0; t < steps; ++t) {
-    int64_t live = 0;
+    int64_t live = apart[t];
     for (std::size_t k = 0; k < bytes.size(); ++k) {
       if (first[k] <= t && t < last[k]) live += bytes[k];
     }

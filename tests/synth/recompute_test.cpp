@@ -9,9 +9,12 @@
 
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
+#include "ir/dtype.hpp"
 #include "ir/gpt2.hpp"
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
+#include "ir/spec.hpp"
+#include "ir/tensor.hpp"
 #include "synth/liveness.hpp"
 #include "synth/lowering.hpp"
 #include "synth/random_plan.hpp"
@@ -25,11 +28,14 @@ namespace {
 
 ir::Graph small_gpt2(int layers) { return testing::tiny_gpt2(layers); }
 
-// What one plan holds at each time step, from the graph and the recompute
-// choices alone: each problem node's tensors are live from its first
-// forward to its last backward, except that a recomputed node's are dropped
-// after their last forward read and live again from its segment's recompute
-// step (the backward of the segment's last node).
+// What one plan holds at each time step, from the graph, the specs and the
+// recompute and storage choices alone: each problem node's tensors are live
+// from its first forward to its last backward, except that a recomputed
+// node's are dropped after their last forward read and live again from its
+// segment's recompute step (the backward of the segment's last node); a
+// parameter's storage the whole step; a parameter read in another spec than
+// it is stored in, and a tied use's copy, held in the use's spec at its
+// op's forward and at its backward.
 int64_t simulated_peak(const Lowered& lowered, const Assignment& a) {
   const ir::Graph& graph = lowered.graph;
   const auto order = graph.topological_order();
@@ -44,7 +50,7 @@ int64_t simulated_peak(const Lowered& lowered, const Assignment& a) {
   };
   for (std::size_t k = 0; k < lowered.nodes.size(); ++k) {
     const NodeLabel& label = lowered.nodes[k];
-    if (label.role == NodeRole::saved) continue;
+    if (label.role == NodeRole::follower) continue;
     if (label.role == NodeRole::storage) {
       hold(0, steps, lowered.problem.nodes[k].usages[a[k]]);
       continue;
@@ -66,6 +72,18 @@ int64_t simulated_peak(const Lowered& lowered, const Assignment& a) {
     hold(first, last_read + 1, bytes);
     hold(again, last_backward + 1, bytes);
   }
+  for (ir::Vertex v : order) {
+    const auto& params = graph.node(v).params;
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      const ir::Spec& use = param_spec(lowered, v, static_cast<int>(p), a[lowered.owner[v]]);
+      const auto held = storage_choice(lowered, a, v, static_cast<int>(p));
+      if (params[p].tied_to.empty() && (!held || held->storage.stored == use)) continue;
+      const ir::TensorType& type = params[p].type;
+      const int64_t copy = ir::num_elements(ir::local_shape(type.shape, use, lowered.mesh)) * ir::dtype_bytes(type.dtype);
+      hold(at[v], at[v] + 1, copy);
+      hold(2 * n - 1 - at[v], 2 * n - at[v], copy);
+    }
+  }
   return *std::max_element(live.begin(), live.end());
 }
 
@@ -84,7 +102,7 @@ TEST_CASE("lower_RecomputeTwinsOnlyInTrainingUnderABudget") {
   };
   auto saved = [](const Lowered& lowered) {
     return std::count_if(lowered.nodes.begin(), lowered.nodes.end(),
-                         [](const NodeLabel& l) { return l.role == NodeRole::saved; });
+                         [](const NodeLabel& l) { return l.holds == FollowerKind::saved; });
   };
   LowerOptions options;
   options.mode = costs::Mode::inference;
@@ -120,7 +138,7 @@ TEST_CASE("lower_RecomputeTwinsOnlyInTrainingUnderABudget") {
 
 TEST_CASE("peak_usage_RecomputedPlansMatchSimulatedSteps") {
   const auto model = costs::make_cost_model("alpha-beta");
-  int checked = 0, recomputing = 0;
+  int checked = 0, recomputing = 0, gathering = 0;
   for (const char* mesh_text : {"2", "4", "2x2"}) {
     for (int layers : {1, 2, 3}) {
       const ir::Graph graph = small_gpt2(layers);
@@ -138,12 +156,21 @@ TEST_CASE("peak_usage_RecomputedPlansMatchSimulatedSteps") {
         CHECK(peak_usage(lowered.problem, a).bytes == peak);
         CHECK(testing::limit_is_tight(lowered.problem, a, peak));
         recomputing += !recomputed_nodes(lowered, a).empty();
+        int stored_apart = 0;  // parameters gathered from a storage spec apart from their use (ZeRO-3)
+        for (std::size_t k = 0; k < lowered.nodes.size(); ++k) {
+          const auto& choice = lowered.nodes[k].strategies[a[k]].storage;
+          stored_apart += lowered.nodes[k].role == NodeRole::storage && choice->storage.stored != choice->use;
+        }
+        gathering += stored_apart > 0;
         ++checked;
       }
     }
   }
+  MESSAGE("checked " << checked << " plans, " << recomputing << " recomputing, " << gathering
+                      << " gathering parameters stored apart from their use");
   CHECK(checked == 54);
   CHECK(recomputing >= 40);  // random plans recompute some outputs almost always
+  CHECK(gathering >= 20);    // and store some parameters ZeRO-3 (every plan copies the tied lm_head weight)
 }
 
 }  // namespace shardsynth::synth

@@ -8,6 +8,7 @@
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
 #include "ir/text_table.hpp"
+#include "synth/followers.hpp"
 #include "synth/report/iteration_table.hpp"
 #include "synth/synthesizer.hpp"
 
@@ -36,6 +37,7 @@ synth::Assignment assignment_of(const synth::Lowered& lowered, const std::string
     }
   }
   REQUIRE(found == 2);
+  synth::follow_leaders(lowered, a);  // the params followers take their ops' choices
   return a;
 }
 

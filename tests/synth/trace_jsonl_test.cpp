@@ -90,7 +90,7 @@ TEST_CASE("JsonlTraceWriter_RoundTripsThroughReadTrace") {
   const auto trace = synth::read_trace(path.string());
   CHECK(trace.header.at("format") == synth::kTraceFormat);
   CHECK(trace.header.at("options").at("model") == "mlp");
-  CHECK(trace.labels == std::vector<std::string>{"x", "fc1", "fc2", "output"});
+  CHECK(trace.labels == std::vector<std::string>{"x", "fc1", "fc2", "output"});  // followers left out
   REQUIRE(trace.steps.size() == run.steps.size());
   std::optional<int64_t> best;
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
