@@ -139,7 +139,9 @@ const Tensor& TrainingState::take(const ir::Node& node, const ir::Param& p) {
   Tensor& copy = gathered_[use] = resharder_.move(s.value, s.type, s.spec, spec);
   if (ledger_) {
     const int64_t bytes = shard_bytes(copy.data.size(), p.type.dtype);
-    if (const std::string planned = use + ir::kGatheredSuffix; ledger_->planned(planned)) {
+    // A recomputation's copy is not planned (synth prices its gather but
+    // does not hold it): unplanned transient bytes, as resharding scratch is.
+    if (const std::string planned = use + ir::kGatheredSuffix; ledger_->planned(planned) && !recomputing_) {
       ledger_->hold(planned, bytes);  // throws outside its planned spans
     } else {
       unplanned_gathered_ += bytes;
@@ -153,7 +155,7 @@ void TrainingState::give_back(const ir::Node& node) {
   for (const ir::Param& p : node.params) {
     const auto it = gathered_.find(node.name + "." + p.name);
     if (it == gathered_.end()) continue;
-    if (ledger_ && !ledger_->planned(it->first + ir::kGatheredSuffix)) {
+    if (ledger_ && (!ledger_->planned(it->first + ir::kGatheredSuffix) || recomputing_)) {
       unplanned_gathered_ -= shard_bytes(it->second.data.size(), p.type.dtype);
     }
     gathered_.erase(it);
@@ -191,7 +193,9 @@ std::map<std::string, Tensor> TrainingState::backward(ForwardPass& pass, std::ma
     if (ledger_) ledger_->begin(2 * n - 1 - position);  // its backward's time step
     report();
     if (const auto again = recompute_at_.find(position); again != recompute_at_.end()) {
+      recomputing_ = true;
       for (ir::Vertex u : again->second) pass.recompute(u);
+      recomputing_ = false;
       recomputed_ += static_cast<int64_t>(again->second.size());
     }
     const ir::Node& node = graph_.node(v);

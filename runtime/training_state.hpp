@@ -16,7 +16,8 @@
 // (costs::storage_cost and costs::tied_param_cost price them). With a
 // tracked ledger the copy is the planned tensor "node.param:gathered"
 // (category transient) when the plan lists it, else transient bytes the
-// model does not plan ("gathered parameters"), at those steps only.
+// model does not plan ("gathered parameters"), at those steps only; a
+// recomputation's copy is always the latter (synth does not plan it).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -136,6 +137,7 @@ class TrainingState final : private ParamUses {
   Optimizer optimizer_;
   std::map<std::string, Stored> stored_;               // full parameter name -> its shard and gradient
   std::map<std::string, Tensor> gathered_;             // "node.param" -> its copy in the use's spec, while its op runs
+  bool recomputing_ = false;                           // whether a checkpointed op's forward is running again
   int64_t unplanned_gathered_ = 0;                     // bytes of gathered_ the ledger's plan does not list (transient)
   std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gather()'s)
   int64_t recomputed_ = 0;                                   // op forwards run again so far

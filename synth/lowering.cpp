@@ -71,9 +71,13 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
         const costs::ParamStorage& storage = held.storage->storage;
         const auto to_grad = model.reshard_cost(type, storage.stored, storage.grad, out.mesh);
         for (std::size_t b = 0; b < out.nodes[to].strategies.size(); ++b) {
-          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored,
-                                                   param_spec(out, v, static_cast<int>(p), b), out.mesh);
-          edge.costs.push_back(tied && to_grad ? *tied + *to_grad : kForbidden);
+          const ir::Spec& use = param_spec(out, v, static_cast<int>(p), b);
+          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh);
+          // A recomputation reads its copy once more.
+          const auto again = out.nodes[to].strategies[b].recompute && storage.stored != use
+                                 ? model.reshard_cost(type, storage.stored, use, out.mesh)
+                                 : std::optional<int64_t>(0);
+          edge.costs.push_back(tied && to_grad && again ? *tied + *to_grad + *again : kForbidden);
         }
       }
       out.problem.edges.push_back(std::move(edge));
@@ -102,7 +106,11 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
             continue;
           }
           const costs::OperandUse use{type, s.operands[operand], s.grad_partial[operand]};
-          edge.costs.push_back(costs::storage_cost(model, choice.storage, use, out.mesh).value_or(kForbidden));
+          const auto cost = costs::storage_cost(model, choice.storage, use, out.mesh);
+          // A recomputation gathers the parameter once more.
+          const auto again = s.recompute ? model.reshard_cost(type, choice.storage.stored, use.spec, out.mesh)
+                                         : std::optional<int64_t>(0);
+          edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
         }
       }
       // A choice made for a use spec no allowed strategy of the op reads (a

@@ -15,6 +15,12 @@
 // distinct byte count, tied to the op by a 0/forbidden edge): "NODE:saved" over
 // (last forward read, R), holding the bytes only when kept, and
 // "NODE:recomputed" over [R, backward], holding them either way.
+//
+// A twin's price is the forward once more: the op's own cost
+// (OpCost::recompute), each operand edge's forward resharding, and the
+// gather of each parameter it reads in another spec than stored (its
+// storage or tied edge). That gathered copy lives at step R only and is not
+// held in the problem: the runtime counts it as unplanned transient bytes.
 #include <cstdint>
 #include <vector>
 

@@ -3,8 +3,8 @@
 // just before its op's forward and again around its backward (and a
 // checkpointed op's recomputation), freed after each. The memory ledger sees
 // the copy as the planned transient "node.param:gathered" when the plan
-// lists it, held only inside its planned spans, else as unplanned transient
-// bytes at those steps alone. One device (SoloCommunicator): the gather is a
+// lists it (a recomputation's copy never), held only inside its planned
+// spans, else as unplanned transient bytes at those steps alone. One device (SoloCommunicator): the gather is a
 // spec change without traffic, which is all the ledger looks at.
 #include <doctest/doctest.h>
 
@@ -167,4 +167,17 @@ TEST_CASE("TrainingState_GathersAgainForACheckpointedOpsRecomputation") {
   const std::vector<int64_t> tied = at_steps(steps, {head, backward_step(graph, head)}, 256 * 64 * 4);
   for (std::size_t s = 0; s < steps; ++s) want[s] += tied[s];
   CHECK(unplanned_gathers(m) == want);
+
+  // Planned (synth plans the forward's and the backward's copies): those are
+  // held as planned, the recomputation's stays unplanned scratch.
+  const int64_t b = backward_step(graph, f);
+  const std::vector<ir::PlannedTensor> planned = {{std::string("h.0.mlp.c_fc.weight") + ir::kGatheredSuffix,
+                                                   ir::MemoryCategory::transient, 64 * 256 * 4, {{f, f + 1}, {b, b + 1}}}};
+  const runtime::MemoryMeasured held = one_step(graph, plan, planned);
+  std::vector<int64_t> transient;
+  for (const auto& step : held.steps) transient.push_back(step.transient);
+  CHECK(transient == at_steps(steps, {f, b}, 64 * 256 * 4));
+  std::vector<int64_t> scratch = at_steps(steps, {r}, 64 * 256 * 4);
+  for (std::size_t s = 0; s < steps; ++s) scratch[s] += tied[s];
+  CHECK(unplanned_gathers(held) == scratch);
 }
