@@ -40,4 +40,16 @@ constexpr bool sampled(std::initializer_list<int> indices) {
   return sum % 2 == 0;
 }
 
+// Runs body(i, j, k) for the cases of an n0 x n1 x n2 grid that sampled() keeps.
+template <class Body>
+void for_each_sampled(int n0, int n1, int n2, Body body) {
+  for (int i = 0; i < n0; ++i) {
+    for (int j = 0; j < n1; ++j) {
+      for (int k = 0; k < n2; ++k) {
+        if (sampled({i, j, k})) body(i, j, k);
+      }
+    }
+  }
+}
+
 }  // namespace shardsynth::testing

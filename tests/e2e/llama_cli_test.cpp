@@ -32,24 +32,20 @@ TEST_CASE("shard_run_LlamaPlansMatchTheUnshardedModel") {
   const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {8, "8"}, {8, "2x4"}};
   const char* models[] = {kGqa, kTied};
   const char* option_sets[] = {"", " --mode training", " --mode training --plan megatron"};
-  for (int m = 0; m < 4; ++m) {
-    for (int g = 0; g < 2; ++g) {
-      for (int o = 0; o < 3; ++o) {
-        if (!shardsynth::testing::sampled({m, g, o})) continue;  // half of the grid under the sanitizers
-        const auto [ranks, mesh] = meshes[m];
-        const char* model = models[g];
-        const char* options = option_sets[o];
-        const auto mesh_text = mesh;  // clang 14 cannot capture a structured binding in CAPTURE
-        CAPTURE(mesh_text);
-        CAPTURE(model);
-        CAPTURE(options);
-        const auto run = synth_then_run(std::string("--mesh ") + mesh + options, ranks, model);
-        CAPTURE(run.out);
-        CAPTURE(run.err);
-        expect_checked(run);
-      }
-    }
-  }
+  // Half of the grid under the sanitizers (testing::sampled).
+  shardsynth::testing::for_each_sampled(4, 2, 3, [&](int m, int g, int o) {
+    const int ranks = meshes[m].first;
+    const char* mesh = meshes[m].second;
+    const char* model = models[g];
+    const char* options = option_sets[o];
+    CAPTURE(mesh);
+    CAPTURE(model);
+    CAPTURE(options);
+    const auto run = synth_then_run(std::string("--mesh ") + mesh + options, ranks, model);
+    CAPTURE(run.out);
+    CAPTURE(run.err);
+    expect_checked(run);
+  });
 }
 
 TEST_CASE("synth_LlamaOptimumIsNeverAboveMegatron") {

@@ -28,26 +28,21 @@ TEST_CASE("shard_run_SynthesizedSchedulesMatchTheUnshardedModel") {
   const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}};
   const char* models[] = {kMlp, kGpt2};
   const char* option_sets[] = {"", " --mode training --plan megatron", " --peak-tflops 0.001 --mode training"};
-  for (int m = 0; m < 5; ++m) {
-    for (int g = 0; g < 2; ++g) {
-      for (int o = 0; o < 3; ++o) {
-        if (!shardsynth::testing::sampled({m, g, o})) continue;  // half of the grid under the sanitizers
-        const auto [ranks, mesh] = meshes[m];
-        const char* model = models[g];
-        const char* options = option_sets[o];
-        // clang 14 cannot capture a structured binding in doctest's CAPTURE lambda: a named copy.
-        const auto mesh_text = mesh;
-        CAPTURE(mesh_text);
-        CAPTURE(model);
-        CAPTURE(options);
-        const std::string plan = (dir / "plan.json").string();
-        const auto synth = run_command(kSynth + " --quiet --mesh " + mesh + options + " --schedule " + plan + " " + model);
-        REQUIRE(synth.exit_code == 0);
-        const auto run = run_command(shard_run(ranks, plan, model));
-        expect_checked(run);
-      }
-    }
-  }
+  // Half of the grid under the sanitizers (testing::sampled).
+  shardsynth::testing::for_each_sampled(5, 2, 3, [&](int m, int g, int o) {
+    const int ranks = meshes[m].first;
+    const char* mesh = meshes[m].second;
+    const char* model = models[g];
+    const char* options = option_sets[o];
+    CAPTURE(mesh);
+    CAPTURE(model);
+    CAPTURE(options);
+    const std::string plan = (dir / "plan.json").string();
+    const auto synth = run_command(kSynth + " --quiet --mesh " + mesh + options + " --schedule " + plan + " " + model);
+    REQUIRE(synth.exit_code == 0);
+    const auto run = run_command(shard_run(ranks, plan, model));
+    expect_checked(run);
+  });
   std::filesystem::remove_all(dir);
 }
 

@@ -44,29 +44,25 @@ TEST_CASE("train_TrainingPlansMatchTheUnshardedReference") {
   // A low peak makes compute dear: the synthesized optimum shards (the default prices these tiny
   // models replicated).
   const char* option_sets[] = {" --peak-tflops 0.001", " --plan megatron"};
-  for (int m = 0; m < 5; ++m) {
-    for (int g = 0; g < 2; ++g) {
-      for (int o = 0; o < 2; ++o) {
-        if (!shardsynth::testing::sampled({m, g, o})) continue;  // half of the grid under the sanitizers
-        const auto [ranks, mesh] = meshes[m];
-        const char* model = models[g];
-        const char* options = option_sets[o];
-        const auto mesh_text = mesh;
-        CAPTURE(mesh_text);
-        CAPTURE(model);
-        CAPTURE(options);
-        const auto synth =
-            run_command(kSynth + " --quiet --mode training --mesh " + mesh + options + " --schedule " + plan + " " + model);
-        REQUIRE(synth.exit_code == 0);
-        const auto run = run_command(train(ranks, plan, "--steps 3 --check", model));
-        CHECK(run.exit_code == 0);
-        CHECK(count(run.out, ": OK\n") == 3);
-        CHECK(run.out.find("MISMATCH") == std::string::npos);
-        CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
-        CHECK(run.out.find("\ntotal                               0 ") == std::string::npos);  // the plan communicates
-      }
-    }
-  }
+  // Half of the grid under the sanitizers (testing::sampled).
+  shardsynth::testing::for_each_sampled(5, 2, 2, [&](int m, int g, int o) {
+    const int ranks = meshes[m].first;
+    const char* mesh = meshes[m].second;
+    const char* model = models[g];
+    const char* options = option_sets[o];
+    CAPTURE(mesh);
+    CAPTURE(model);
+    CAPTURE(options);
+    const auto synth =
+        run_command(kSynth + " --quiet --mode training --mesh " + mesh + options + " --schedule " + plan + " " + model);
+    REQUIRE(synth.exit_code == 0);
+    const auto run = run_command(train(ranks, plan, "--steps 3 --check", model));
+    CHECK(run.exit_code == 0);
+    CHECK(count(run.out, ": OK\n") == 3);
+    CHECK(run.out.find("MISMATCH") == std::string::npos);
+    CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
+    CHECK(run.out.find("\ntotal                               0 ") == std::string::npos);  // the plan communicates
+  });
   std::filesystem::remove_all(dir);
 }
 
