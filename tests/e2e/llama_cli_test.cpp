@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "e2e/run_grid.hpp"
 #include "e2e/shard_run_helpers.hpp"
 #include "ir/llama.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/safetensors.hpp"
-#include "sanitized.hpp"
 
 using namespace shardsynth::testing;
 
@@ -29,23 +29,13 @@ const char* kTied = "llama --layers 1 --hidden 64 --heads 8 --kv-heads 4 --ffn 9
 }  // namespace
 
 TEST_CASE("shard_run_LlamaPlansMatchTheUnshardedModel") {
-  const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {8, "8"}, {8, "2x4"}};
-  const char* models[] = {kGqa, kTied};
-  const char* option_sets[] = {"", " --mode training", " --mode training --plan megatron"};
-  // Half of the grid under the sanitizers (testing::sampled).
-  shardsynth::testing::for_each_sampled(4, 2, 3, [&](int m, int g, int o) {
-    const int ranks = meshes[m].first;
-    const char* mesh = meshes[m].second;
-    const char* model = models[g];
-    const char* options = option_sets[o];
-    CAPTURE(mesh);
-    CAPTURE(model);
-    CAPTURE(options);
-    const auto run = synth_then_run(std::string("--mesh ") + mesh + options, ranks, model);
-    CAPTURE(run.out);
-    CAPTURE(run.err);
-    expect_checked(run);
-  });
+  for_each_run_case({{2, "2"}, {4, "4"}, {8, "8"}, {8, "2x4"}}, {kGqa, kTied},
+                    {"", " --mode training", " --mode training --plan megatron"}, [&](const RunCase& c) {
+                      const auto run = synth_then_run(std::string("--mesh ") + c.mesh + c.options, c.ranks, c.model);
+                      CAPTURE(run.out);
+                      CAPTURE(run.err);
+                      expect_checked(run);
+                    });
 }
 
 TEST_CASE("synth_LlamaOptimumIsNeverAboveMegatron") {

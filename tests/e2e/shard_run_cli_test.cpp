@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_command.hpp"
+#include "e2e/run_grid.hpp"
 #include "e2e/shard_run_helpers.hpp"
 #include "ir/model_cli.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/safetensors.hpp"
-#include "sanitized.hpp"
 
 using namespace shardsynth::testing;
 
@@ -25,24 +25,15 @@ const char* kGpt2 = "gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vo
 
 TEST_CASE("shard_run_SynthesizedSchedulesMatchTheUnshardedModel") {
   const auto dir = scratch_dir("shard_run");
-  const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}};
-  const char* models[] = {kMlp, kGpt2};
-  const char* option_sets[] = {"", " --mode training --plan megatron", " --peak-tflops 0.001 --mode training"};
-  // Half of the grid under the sanitizers (testing::sampled).
-  shardsynth::testing::for_each_sampled(5, 2, 3, [&](int m, int g, int o) {
-    const int ranks = meshes[m].first;
-    const char* mesh = meshes[m].second;
-    const char* model = models[g];
-    const char* options = option_sets[o];
-    CAPTURE(mesh);
-    CAPTURE(model);
-    CAPTURE(options);
-    const std::string plan = (dir / "plan.json").string();
-    const auto synth = run_command(kSynth + " --quiet --mesh " + mesh + options + " --schedule " + plan + " " + model);
-    REQUIRE(synth.exit_code == 0);
-    const auto run = run_command(shard_run(ranks, plan, model));
-    expect_checked(run);
-  });
+  for_each_run_case({{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}}, {kMlp, kGpt2},
+                    {"", " --mode training --plan megatron", " --peak-tflops 0.001 --mode training"},
+                    [&](const RunCase& c) {
+                      const std::string plan = (dir / "plan.json").string();
+                      const auto synth = run_command(kSynth + " --quiet --mesh " + c.mesh + c.options + " --schedule " +
+                                                     plan + " " + c.model);
+                      REQUIRE(synth.exit_code == 0);
+                      expect_checked(run_command(shard_run(c.ranks, plan, c.model)));
+                    });
   std::filesystem::remove_all(dir);
 }
 

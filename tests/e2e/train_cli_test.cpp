@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "e2e/run_command.hpp"
-#include "sanitized.hpp"
+#include "e2e/run_grid.hpp"
 
 using namespace shardsynth::testing;
 
@@ -39,30 +39,21 @@ int count(const std::string& text, const std::string& what) {
 TEST_CASE("train_TrainingPlansMatchTheUnshardedReference") {
   const auto dir = scratch_dir("train_plans");
   const std::string plan = (dir / "plan.json").string();
-  const std::pair<int, const char*> meshes[] = {{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}};
-  const char* models[] = {kMlp, kGpt2};
   // A low peak makes compute dear: the synthesized optimum shards (the default prices these tiny
   // models replicated).
-  const char* option_sets[] = {" --peak-tflops 0.001", " --plan megatron"};
-  // Half of the grid under the sanitizers (testing::sampled).
-  shardsynth::testing::for_each_sampled(5, 2, 2, [&](int m, int g, int o) {
-    const int ranks = meshes[m].first;
-    const char* mesh = meshes[m].second;
-    const char* model = models[g];
-    const char* options = option_sets[o];
-    CAPTURE(mesh);
-    CAPTURE(model);
-    CAPTURE(options);
-    const auto synth =
-        run_command(kSynth + " --quiet --mode training --mesh " + mesh + options + " --schedule " + plan + " " + model);
-    REQUIRE(synth.exit_code == 0);
-    const auto run = run_command(train(ranks, plan, "--steps 3 --check", model));
-    CHECK(run.exit_code == 0);
-    CHECK(count(run.out, ": OK\n") == 3);
-    CHECK(run.out.find("MISMATCH") == std::string::npos);
-    CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
-    CHECK(run.out.find("\ntotal                               0 ") == std::string::npos);  // the plan communicates
-  });
+  for_each_run_case({{2, "2"}, {4, "4"}, {4, "2x2"}, {8, "8"}, {8, "2x4"}}, {kMlp, kGpt2},
+                    {" --peak-tflops 0.001", " --plan megatron"}, [&](const RunCase& c) {
+                      const auto synth = run_command(kSynth + " --quiet --mode training --mesh " + c.mesh + c.options +
+                                                     " --schedule " + plan + " " + c.model);
+                      REQUIRE(synth.exit_code == 0);
+                      const auto run = run_command(train(c.ranks, plan, "--steps 3 --check", c.model));
+                      CHECK(run.exit_code == 0);
+                      CHECK(count(run.out, ": OK\n") == 3);
+                      CHECK(run.out.find("MISMATCH") == std::string::npos);
+                      CHECK(run.out.find("\n3 ") != std::string::npos);  // a loss row per step
+                      // The plan communicates.
+                      CHECK(run.out.find("\ntotal                               0 ") == std::string::npos);
+                    });
   std::filesystem::remove_all(dir);
 }
 
