@@ -136,28 +136,27 @@ const Tensor& TrainingState::take(const ir::Node& node, const ir::Param& p) {
   if (s.spec == spec && s.use == use) return s.value;  // read in place: no copy
   // Stored apart from the use (ZeRO-3/FSDP's gather) or a tied use (always,
   // as synth plans it: it reads another op's parameter): a copy for this op alone.
-  Tensor& copy = gathered_[use] = resharder_.move(s.value, s.type, s.spec, spec);
+  Gathered& copy = gathered_[use] = {resharder_.move(s.value, s.type, s.spec, spec), 0};
   if (ledger_) {
-    const int64_t bytes = shard_bytes(copy.data.size(), p.type.dtype);
+    const int64_t bytes = shard_bytes(copy.value.data.size(), p.type.dtype);
     // A recomputation's copy is not planned (synth prices its gather but
     // does not hold it): unplanned transient bytes, as resharding scratch is.
     if (const std::string planned = use + ir::kGatheredSuffix; ledger_->planned(planned) && !recomputing_) {
       ledger_->hold(planned, bytes);  // throws outside its planned spans
     } else {
+      copy.unplanned = bytes;
       unplanned_gathered_ += bytes;
       ledger_->transient("gathered parameters", unplanned_gathered_);
     }
   }
-  return copy;
+  return copy.value;
 }
 
 void TrainingState::give_back(const ir::Node& node) {
   for (const ir::Param& p : node.params) {
     const auto it = gathered_.find(node.name + "." + p.name);
     if (it == gathered_.end()) continue;
-    if (ledger_ && (!ledger_->planned(it->first + ir::kGatheredSuffix) || recomputing_)) {
-      unplanned_gathered_ -= shard_bytes(it->second.data.size(), p.type.dtype);
-    }
+    unplanned_gathered_ -= it->second.unplanned;
     gathered_.erase(it);
   }
   if (ledger_) ledger_->transient("gathered parameters", unplanned_gathered_);

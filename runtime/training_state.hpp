@@ -136,9 +136,13 @@ class TrainingState final : private ParamUses {
   PricedResharder resharder_;
   Optimizer optimizer_;
   std::map<std::string, Stored> stored_;               // full parameter name -> its shard and gradient
-  std::map<std::string, Tensor> gathered_;             // "node.param" -> its copy in the use's spec, while its op runs
+  struct Gathered {
+    Tensor value;           // the copy, in the use's spec
+    int64_t unplanned = 0;  // its bytes when counted as unplanned transient (not the plan's ":gathered"), else 0
+  };
+  std::map<std::string, Gathered> gathered_;           // "node.param" -> its copy, while its op runs
   bool recomputing_ = false;                           // whether a checkpointed op's forward is running again
-  int64_t unplanned_gathered_ = 0;                     // bytes of gathered_ the ledger's plan does not list (transient)
+  int64_t unplanned_gathered_ = 0;                     // the sum of gathered_'s unplanned bytes
   std::map<costs::CollectiveKind, int64_t> excluded_;  // bytes sent outside the plan (gather()'s)
   int64_t recomputed_ = 0;                                   // op forwards run again so far
   std::map<int64_t, std::vector<ir::Vertex>> recompute_at_;  // topological position -> checkpointed ops recomputed

@@ -74,9 +74,8 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
           const ir::Spec& use = param_spec(out, v, static_cast<int>(p), b);
           const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh);
           // A recomputation reads its copy once more.
-          const auto again = out.nodes[to].strategies[b].recompute && storage.stored != use
-                                 ? model.reshard_cost(type, storage.stored, use, out.mesh)
-                                 : std::optional<int64_t>(0);
+          const auto again = out.nodes[to].strategies[b].recompute ? model.reshard_cost(type, storage.stored, use, out.mesh)
+                                                                     : std::optional<int64_t>(0);
           edge.costs.push_back(tied && to_grad && again ? *tied + *to_grad + *again : kForbidden);
         }
       }
