@@ -85,6 +85,21 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
   }
 }
 
+// A storage choice made for a use spec that no allowed strategy of its op
+// reads (a plan family's filter) is forbidden itself, so that bounds such as
+// least_peak do not count on it. `edge` runs from the storage node to the op.
+void forbid_unread_choices(Problem& problem, const ProblemEdge& edge) {
+  const std::vector<int64_t>& op_costs = problem.nodes[edge.to].costs;
+  std::vector<int64_t>& choice_costs = problem.nodes[edge.from].costs;
+  for (std::size_t a = 0; a < choice_costs.size(); ++a) {
+    bool usable = false;
+    for (std::size_t b = 0; b < op_costs.size() && !usable; ++b) {
+      usable = op_costs[b] < kForbidden && edge.costs[a * op_costs.size() + b] < kForbidden;
+    }
+    if (!usable) choice_costs[a] = kForbidden;
+  }
+}
+
 // One problem edge per storage node, to its op (costs::storage_cost): a
 // storage choice prices the use spec it was made for, and forbids the others.
 void add_storage_edges(Lowered& out, const costs::CostModel& model) {
@@ -112,18 +127,7 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
           edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
         }
       }
-      // A choice made for a use spec no allowed strategy of the op reads (a
-      // plan family's filter) is forbidden itself, so that bounds such as
-      // least_peak do not count on it.
-      const std::vector<int64_t>& op_costs = out.problem.nodes[to].costs;
-      std::vector<int64_t>& choice_costs = out.problem.nodes[from].costs;
-      for (std::size_t a = 0; a < choice_costs.size(); ++a) {
-        bool usable = false;
-        for (std::size_t b = 0; b < op_costs.size() && !usable; ++b) {
-          usable = op_costs[b] < kForbidden && edge.costs[a * op_costs.size() + b] < kForbidden;
-        }
-        if (!usable) choice_costs[a] = kForbidden;
-      }
+      forbid_unread_choices(out.problem, edge);
       out.problem.edges.push_back(std::move(edge));
       out.stored.push_back({v, static_cast<int>(p)});
     }
@@ -152,6 +156,24 @@ void set_liveness(Lowered& out) {
 }
 
 }  // namespace
+
+Problem restrict_problem(const Lowered& lowered, const StrategyFilter& allow) {
+  Problem problem = lowered.problem;
+  if (!allow) return problem;
+  for (std::size_t n = 0; n < problem.nodes.size(); ++n) {
+    const NodeLabel& label = lowered.nodes[n];
+    if (label.role == NodeRole::follower) continue;  // lowering filters the nodes that decide, not their followers
+    std::vector<int64_t>& costs = problem.nodes[n].costs;
+    for (std::size_t s = 0; s < costs.size(); ++s) {
+      if (!allow(lowered.graph, label.vertex, label.strategies[s])) costs[s] = kForbidden;
+    }
+  }
+  const std::size_t first_storage_edge = lowered.edges.size() + lowered.tied.size();
+  for (std::size_t i = 0; i < lowered.stored.size(); ++i) {
+    forbid_unread_choices(problem, problem.edges[first_storage_edge + i]);
+  }
+  return problem;
+}
 
 const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy) {
   const StrategyInfo& info = lowered.nodes[lowered.owner[v]].strategies[strategy];

@@ -124,6 +124,14 @@ struct Lowered {
 Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model,
               const LowerOptions& options = {});
 
+// The lowered problem restricted to what `allow` accepts, as lowering with
+// LowerOptions::allow = allow would give it, without lowering again: the
+// strategies of the deciding nodes (not followers) that it rejects, and then
+// the storage choices no allowed strategy of their op reads, are forbidden.
+// Nodes, strategies and edges stay the same, so an assignment of either
+// problem is one of the other.
+Problem restrict_problem(const Lowered& lowered, const StrategyFilter& allow);
+
 // The spec in which strategy `strategy` of the node owning graph node v reads
 // v's parameter `param` (an index into the node's params).
 const ir::Spec& param_spec(const Lowered& lowered, ir::Vertex v, int param, std::size_t strategy);

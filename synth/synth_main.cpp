@@ -57,6 +57,7 @@ struct Flags {
   int64_t memory = 0;                    // --memory, bytes per device (above 0); 0 = not given, no budget
   bool memory_report = false;            // --memory-report: the plan's memory per device, printed and in the schedule
   bool no_recompute = false;             // --no-recompute: save every training activation for the backward
+  bool no_family_starts = false;         // --no-family-starts: under a budget, search without the families' plans first
   std::string schedule_path;             // --schedule
   bool quiet = false;                    // --quiet
   bool verbose = false;                  // --verbose
@@ -352,6 +353,7 @@ int run(const Flags& flags, const std::string& model_name) {
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.lower.recompute = !flags.no_recompute;
+  options.family_starts = !flags.no_family_starts;
   options.cegis = cegis_options(flags);
   for (const auto& text : flags.pins) options.pins.push_back(synth::parse_pin(text));
   for (const auto& text : flags.forbids) {
@@ -470,6 +472,9 @@ void add_common_options(CLI::App& app, Flags& flags) {
   app.add_flag("--no-recompute", flags.no_recompute,
                "training under --memory: save every activation for the backward instead of letting the solver "
                "recompute some (the plan's sch[...].checkpoint() directives)");
+  app.add_flag("--no-family-starts", flags.no_family_starts,
+               "under --memory without --plan: search for the optimum directly, without first searching each plan "
+               "family briefly and starting from the cheapest family plan");
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan,

@@ -1,6 +1,9 @@
 #include "synth/synthesizer.hpp"
 
+#include <chrono>
+
 #include "ir/error.hpp"
+#include "synth/family_starts.hpp"
 #include "synth/memory_figures.hpp"
 #include "synth/random_plan.hpp"
 #include "synth/schedule_builder.hpp"
@@ -25,8 +28,22 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
                           " (time step " + std::to_string(least.step) + ", " + step_name(result.lowered, least.step) + ")");
   };
   if (problem.usage_limit && least_peak(problem).bytes > *problem.usage_limit) throw no_plan_fits();
+  CegisOptions cegis = options.cegis;
+  // Like the anytime search, they leave the baselines (--no-reduce, --no-dual) to the exact loop alone.
+  const bool searches_anytime = cegis.anytime == AnytimeMode::always ||
+                                (cegis.anytime == AnytimeMode::automatic && cegis.reduce && cegis.dual_bound);
+  if (options.family_starts && problem.usage_limit && !options.lower.allow && searches_anytime) {
+    // The families' search and the whole search share one deadline.
+    cegis.deadline = search_deadline(cegis, std::chrono::steady_clock::now());
+    cegis.time_limit_s.reset();
+    FamilyStartOptions families;
+    families.threads = cegis.threads;
+    families.seed = cegis.seed;
+    families.deadline = cegis.deadline;
+    for (StartPlan& start : family_starts(result.lowered, families)) cegis.starts.push_back(std::move(start));
+  }
   try {
-    result.search = run_cegis(problem, options.cegis, [&](const Iteration& it) {
+    result.search = run_cegis(problem, cegis, [&](const Iteration& it) {
       if (on_iteration) on_iteration(result.lowered, it);
     });
   } catch (const ir::InputError&) {

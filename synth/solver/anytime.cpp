@@ -46,7 +46,8 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
       return result;
     }
     step.found_ms = ms_since_begin();
-    if (on_step) on_step(step);
+    // The start, if given, is this one assignment: it is no step then.
+    if (on_step && (options.start.empty() || evaluate(problem, options.start) > step.cost)) on_step(step);
     result.best = step.assignment;
     result.best_cost = result.lower_bound = step.cost;
     result.proven_optimal = true;
@@ -61,6 +62,16 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     o.deadline = options.deadline;
     o.region_attempts = options.region_attempts;
     searches.push_back(std::make_unique<LagrangianSearch>(folded, o));
+  }
+  if (!options.start.empty()) {
+    // The plan to beat. The searches do not start from it: they explore as
+    // they would without it, and report only plans cheaper than it.
+    const int64_t cost = evaluate(problem, options.start);
+    if (cost < kForbidden) {
+      result.best = options.start;
+      result.best_cost = cost;
+      for (auto& s : searches) s->beat(cost - folded.constant);
+    }
   }
   std::vector<std::vector<KernelPlan>> found(count);
   long stalled = 0;

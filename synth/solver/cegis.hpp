@@ -10,7 +10,9 @@
 // exceeds the gap between the two is pruned, and the pruned problem is
 // reduced again. Z3 then answers "anything cheaper than the incumbent?" on
 // what is left. On request, a problem with a usage limit is first solved
-// without it: when that optimum fits the limit it is the optimum.
+// without it: when that optimum fits the limit it is the optimum. Plans
+// given to start from are scored first; the cheapest is the first incumbent
+// of the anytime search and of the exact loop, so the result is never worse.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -34,7 +36,7 @@ struct Iteration {
   int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
   double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
   double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
-  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "search" (the anytime search's priced descent and repair) or "z3-region" (Z3 on a region of the anytime search's kernel)
+  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "search" (the anytime search's priced descent and repair), "z3-region" (Z3 on a region of the anytime search's kernel), or a start plan's own source (CegisOptions::starts, e.g. "plan:megatron")
   bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
 };
 
@@ -70,6 +72,13 @@ enum class AnytimeMode {
 // co-live nodes, which grows with nodes times time steps.
 inline constexpr int kExactLoopMaxNodes = 4000;
 
+// A plan the search starts from (e.g. an expert family's, synth/family_starts.hpp).
+struct StartPlan {
+  Assignment assignment;  // of the problem handed to run_cegis
+  std::string source;     // its step's source in the trace, e.g. "plan:megatron"
+  double found_ms = 0;    // wall time spent finding it before the search (its step's solver_ms), milliseconds
+};
+
 struct CegisOptions {
   SearchStrategy strategy = SearchStrategy::bisect;  // bound schedule (bisect: measured fastest, BENCHMARKS.md)
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
@@ -84,6 +93,7 @@ struct CegisOptions {
   AnytimeMode anytime = AnytimeMode::automatic;  // the anytime search first (folding, Lagrangian search, Z3 on regions)
   int threads = 1;                     // anytime searches run side by side, one thread each
   uint64_t seed = 1;                   // the anytime search's first seed
+  std::vector<StartPlan> starts;       // plans to start from, in order: each allowed one cheaper than those before it is a step, and the cheapest is the first incumbent
 };
 
 struct ProblemSize {

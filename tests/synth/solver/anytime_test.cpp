@@ -262,3 +262,51 @@ TEST_CASE("anytime_search_IsDeterministicForASeedAndThreadCount") {
 }
 
 }  // namespace shardsynth::synth
+
+namespace shardsynth::synth {
+
+TEST_CASE("anytime_search_NeverEndsWorseThanItsStart") {
+  // Given the costliest plan that keeps the limit as its start, the search
+  // reports only cheaper plans, ends at most at the start's cost, and still
+  // reaches the optimum about as often as without a start.
+  std::mt19937 rng(31u);
+  int started = 0, improved = 0, optimal = 0;
+  for (int i = 0; i < 200; ++i) {
+    const Problem p = binding_problem(rng, 9);
+    Assignment worst;
+    int64_t worst_cost = -1;
+    for_each_assignment(p, [&](const Assignment& x) {
+      const int64_t c = evaluate(p, x);
+      if (c < kForbidden && c > worst_cost) {
+        worst = x;
+        worst_cost = c;
+      }
+    });
+    if (worst.empty()) continue;
+    CAPTURE(i);
+    ++started;
+    AnytimeOptions options;
+    options.threads = 1 + i % 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 20;
+    options.start = worst;
+    int64_t last = worst_cost;
+    const AnytimeResult r = anytime_search(p, options, [&](const AnytimeStep& step) {
+      CHECK(step.cost < last);
+      CHECK(evaluate(p, step.assignment) == step.cost);
+      last = step.cost;
+    });
+    REQUIRE_FALSE(r.best.empty());
+    CHECK(r.best_cost == last);
+    CHECK(evaluate(p, r.best) == r.best_cost);
+    CHECK(r.best_cost <= worst_cost);
+    CHECK(r.lower_bound <= r.best_cost);
+    improved += r.best_cost < worst_cost;
+    optimal += r.best_cost == brute_force(p).cost;
+  }
+  MESSAGE(started << " started, " << improved << " improved on the start, " << optimal << " optimal");
+  CHECK(started >= 100);
+  CHECK(optimal * 10 >= started * 7);
+}
+
+}  // namespace shardsynth::synth

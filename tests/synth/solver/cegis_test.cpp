@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/cegis.hpp"
+#include "synth/solver/test_problems.hpp"
 #include "synth/solver/z3_encoding.hpp"
 
 using namespace shardsynth::synth;
@@ -143,4 +144,51 @@ TEST_CASE("run_cegis_BisectProvesTheSameOptimumAsDescent") {
     }
   }
   CHECK(proven > 40);
+}
+
+TEST_CASE("run_cegis_StartPlansAreStepsAndTheFirstIncumbent") {
+  // The start plans come first in the trace, each cheaper than the one
+  // before (a forbidden or costlier start is no step), and the loop still
+  // proves the brute-force optimum from there.
+  std::mt19937 rng(37);
+  int with_steps = 0;
+  for (int round = 0; round < 80; ++round) {
+    const Problem p = random_problem(rng, 5);
+    const BruteForceResult truth = brute_force(p);
+    if (truth.cost >= kForbidden) continue;
+    CAPTURE(round);
+    std::vector<StartPlan> starts;
+    for_each_assignment(p, [&](const Assignment& x) {
+      if (starts.size() < 6) starts.push_back({x, "start " + std::to_string(starts.size())});
+    });
+    std::vector<int64_t> scored;
+    for (const auto& s : starts) {
+      const int64_t c = evaluate(p, s.assignment);
+      if (c < kForbidden && (scored.empty() || c < scored.back())) scored.push_back(c);
+    }
+    CegisOptions options;
+    options.starts = starts;
+    options.anytime = round % 2 == 0 ? AnytimeMode::always : AnytimeMode::never;
+    const CegisResult r = run_cegis(p, options, nullptr);
+    CHECK(r.proven_optimal);
+    CHECK(r.best_cost == truth.cost);
+    REQUIRE(r.iterations.size() >= scored.size());
+    for (std::size_t k = 0; k < scored.size(); ++k) {
+      CHECK(r.iterations[k].source.rfind("start ", 0) == 0);
+      CHECK(r.iterations[k].cost == scored[k]);
+      CHECK(r.iterations[k].status == CheckStatus::sat);
+    }
+    for (std::size_t k = scored.size(); k < r.iterations.size(); ++k) {
+      CHECK(r.iterations[k].source.rfind("start ", 0) != 0);
+      if (r.iterations[k].status == CheckStatus::sat && !scored.empty()) CHECK(r.iterations[k].cost < scored.back());
+    }
+    with_steps += !scored.empty();
+  }
+  CHECK(with_steps >= 30);
+  Problem p{"one", {}, {}, std::nullopt};
+  p.nodes = {{"a", {1, 2}, {}, 0, 0}};
+  CegisOptions bad;
+  bad.starts = {{Assignment{0, 0}, "too long"}};
+  CHECK_THROWS_WITH_AS(run_cegis(p, bad, nullptr), doctest::Contains("start plan 'too long' has 2 strategies"),
+                       std::invalid_argument);
 }
