@@ -29,18 +29,18 @@ SynthResult synthesize(const ir::Graph& graph, const ir::Mesh& mesh, const costs
   };
   if (problem.usage_limit && least_peak(problem).bytes > *problem.usage_limit) throw no_plan_fits();
   CegisOptions cegis = options.cegis;
-  // Like the anytime search, they leave the baselines (--no-reduce, --no-dual) to the exact loop alone.
-  const bool searches_anytime = cegis.anytime == AnytimeMode::always ||
-                                (cegis.anytime == AnytimeMode::automatic && cegis.reduce && cegis.dual_bound);
-  if (options.family_starts && problem.usage_limit && !options.lower.allow && searches_anytime) {
-    // The families' search and the whole search share one deadline.
-    cegis.deadline = search_deadline(cegis, std::chrono::steady_clock::now());
-    cegis.time_limit_s.reset();
+  if (options.family_starts && problem.usage_limit && !options.lower.allow) {
+    // Asked for only where the limit binds and the anytime search runs. It
+    // refers to `result.lowered`: it is called, and ends within a fifth of
+    // the time left, before the first Z3 check that a time guard could
+    // abandon past this call's end.
     FamilyStartOptions families;
     families.threads = cegis.threads;
     families.seed = cegis.seed;
-    families.deadline = cegis.deadline;
-    for (StartPlan& start : family_starts(result.lowered, families)) cegis.starts.push_back(std::move(start));
+    cegis.starts = [&result, families](std::optional<std::chrono::steady_clock::time_point> deadline) mutable {
+      families.deadline = deadline;
+      return family_starts(result.lowered, families);
+    };
   }
   try {
     result.search = run_cegis(problem, cegis, [&](const Iteration& it) {

@@ -29,7 +29,7 @@ struct SynthOptions {
   LowerOptions lower;  // mode and memory budget
   CegisOptions cegis;  // loop limits
   std::vector<Pin> pins;  // user pins (fix or forbid a tensor's spec); conflicting pins throw PinConflictError
-  bool family_starts = true;  // under a memory budget without a plan family, start from the families' plans (family_starts.hpp); not with --anytime never, --no-reduce or --no-dual
+  bool family_starts = true;  // under a memory budget without a plan family, start from the families' plans where the anytime search runs (family_starts.hpp)
 };
 
 // Called after every solver call with the lowered problem for printing.

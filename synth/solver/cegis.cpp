@@ -475,6 +475,30 @@ double CegisResult::relative_gap() const {
 
 namespace {
 
+// The plans to start from, scored in order: each allowed one cheaper than
+// the best so far is a step and the new best.
+void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, const IterationCallback& on_iteration,
+                  CegisResult& result) {
+  for (const StartPlan& start : starts) {
+    if (start.assignment.size() != problem.nodes.size()) {
+      throw std::invalid_argument("start plan '" + start.source + "' has " + std::to_string(start.assignment.size()) +
+                                  " strategies for a problem of " + std::to_string(problem.nodes.size()) + " nodes");
+    }
+    Iteration it;
+    it.index = static_cast<int>(result.iterations.size());
+    it.status = CheckStatus::sat;
+    it.assignment = start.assignment;
+    it.cost = evaluate(problem, it.assignment);
+    it.source = start.source;
+    it.solver_ms = start.found_ms;
+    if (it.cost >= kForbidden || (!result.best.empty() && it.cost >= result.best_cost)) continue;
+    result.best = it.assignment;
+    result.best_cost = it.cost;
+    result.iterations.push_back(std::move(it));
+    if (on_iteration) on_iteration(result.iterations.back());
+  }
+}
+
 // The anytime search before the exact loop. Its improving plans are steps
 // of the result; a plan it proves optimal (Z3 on the whole kernel) ends the
 // run, and so does its stop on a problem too large for the exact loop. On
@@ -498,6 +522,7 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
     if (d.constant >= kForbidden) return false;
     if (!d.primal.empty() && d.primal_cost - d.constant <= d.primal_cost / 100) return false;
   }
+  if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
   AnytimeOptions anytime;
   anytime.start = result.best;  // the cheapest start plan, if any
   anytime.threads = std::max(1, options.threads);
@@ -555,30 +580,6 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
 }
 
 
-// The plans to start from, scored in order: each allowed one cheaper than
-// the best so far is a step and the new best.
-void score_starts(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration,
-                  CegisResult& result) {
-  for (const StartPlan& start : options.starts) {
-    if (start.assignment.size() != problem.nodes.size()) {
-      throw std::invalid_argument("start plan '" + start.source + "' has " + std::to_string(start.assignment.size()) +
-                                  " strategies for a problem of " + std::to_string(problem.nodes.size()) + " nodes");
-    }
-    Iteration it;
-    it.index = static_cast<int>(result.iterations.size());
-    it.status = CheckStatus::sat;
-    it.assignment = start.assignment;
-    it.cost = evaluate(problem, it.assignment);
-    it.source = start.source;
-    it.solver_ms = start.found_ms;
-    if (it.cost >= kForbidden || (!result.best.empty() && it.cost >= result.best_cost)) continue;
-    result.best = it.assignment;
-    result.best_cost = it.cost;
-    result.iterations.push_back(std::move(it));
-    if (on_iteration) on_iteration(result.iterations.back());
-  }
-}
-
 CegisResult run_search(const Problem& problem, const CegisOptions& options, const IterationCallback& on_iteration,
                        const BoundCallback& on_bound) {
   validate(problem);
@@ -603,7 +604,6 @@ CegisResult run_search(const Problem& problem, const CegisOptions& options, cons
     }
     result = std::move(limited);
   }
-  score_starts(problem, options, on_iteration, result);
   std::optional<Prepared> prepared;
   if (options.anytime == AnytimeMode::always ||
       (options.anytime == AnytimeMode::automatic && problem.usage_limit && options.reduce && options.dual_bound)) {

@@ -10,9 +10,11 @@
 // exceeds the gap between the two is pruned, and the pruned problem is
 // reduced again. Z3 then answers "anything cheaper than the incumbent?" on
 // what is left. On request, a problem with a usage limit is first solved
-// without it: when that optimum fits the limit it is the optimum. Plans
-// given to start from are scored first; the cheapest is the first incumbent
-// of the anytime search and of the exact loop, so the result is never worse.
+// without it: when that optimum fits the limit it is the optimum. Where
+// the anytime search runs (the limit binds), plans to start from are asked
+// for first and scored as steps: each allowed one cheaper than those before
+// it. The cheapest is the plan the anytime search must beat and the exact
+// loop's first incumbent, so the result is never worse.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -79,6 +81,11 @@ struct StartPlan {
   double found_ms = 0;    // wall time spent finding it before the search (its step's solver_ms), milliseconds
 };
 
+// Asked for the start plans with the search's deadline (unset = none);
+// returns them in order.
+using StartProvider =
+    std::function<std::vector<StartPlan>(std::optional<std::chrono::steady_clock::time_point> deadline)>;
+
 struct CegisOptions {
   SearchStrategy strategy = SearchStrategy::bisect;  // bound schedule (bisect: measured fastest, BENCHMARKS.md)
   unsigned check_timeout_ms = 0;  // Z3 timeout per check; 0 = none
@@ -93,7 +100,7 @@ struct CegisOptions {
   AnytimeMode anytime = AnytimeMode::automatic;  // the anytime search first (folding, Lagrangian search, Z3 on regions)
   int threads = 1;                     // anytime searches run side by side, one thread each
   uint64_t seed = 1;                   // the anytime search's first seed
-  std::vector<StartPlan> starts;       // plans to start from, in order: each allowed one cheaper than those before it is a step, and the cheapest is the first incumbent
+  StartProvider starts;                // plans to start from, asked for once where the anytime search is about to run (not where the exact loop alone decides); empty = none
 };
 
 struct ProblemSize {
