@@ -22,6 +22,10 @@
 namespace shardsynth::synth {
 namespace {
 
+// Under the sanitizers one layer: each lowering there takes some 12 s per
+// layer (ASan, two cores), and one layer has every kind of node already.
+constexpr int kLayers = testing::kSanitized ? 1 : 2;
+
 std::vector<std::string> families() {
   std::vector<std::string> names = plan_names();
   names.erase(std::remove(names.begin(), names.end(), std::string(kRandomPlan)), names.end());
@@ -31,7 +35,7 @@ std::vector<std::string> families() {
 }  // namespace
 
 TEST_CASE("restrict_problem_ForbidsWhatLoweringWithTheFilterForbids") {
-  const ir::Graph graph = testing::tiny_gpt2(2);
+  const ir::Graph graph = testing::tiny_gpt2(kLayers);
   const auto model = costs::make_cost_model("alpha-beta");
   struct Setting {
     const char* mesh;
@@ -64,7 +68,7 @@ TEST_CASE("restrict_problem_ForbidsWhatLoweringWithTheFilterForbids") {
 }
 
 TEST_CASE("synthesize_StartsFromTheFamiliesPlansUnderABudget") {
-  const ir::Graph graph = testing::tiny_gpt2(2);
+  const ir::Graph graph = testing::tiny_gpt2(kLayers);
   const ir::Mesh mesh = ir::parse_mesh("2x4");
   const auto model = costs::make_cost_model("alpha-beta");
   // A budget a little above the least peak the Megatron family reaches:
