@@ -35,6 +35,8 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.stop_reason = "time limit";
     return result;
   }
+  // The plan to beat, if one is given and keeps the limit.
+  const int64_t start_cost = options.start.empty() ? kForbidden : evaluate(problem, options.start);
   if (folded.kernel.nodes.empty()) {
     // Folding fixed every node: one assignment is left, and it decides.
     AnytimeStep step;
@@ -47,7 +49,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     }
     step.found_ms = ms_since_begin();
     // The start, if given, is this one assignment: it is no step then.
-    if (on_step && (options.start.empty() || evaluate(problem, options.start) > step.cost)) on_step(step);
+    if (on_step && start_cost > step.cost) on_step(step);
     result.best = step.assignment;
     result.best_cost = result.lower_bound = step.cost;
     result.proven_optimal = true;
@@ -63,15 +65,12 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     o.region_attempts = options.region_attempts;
     searches.push_back(std::make_unique<LagrangianSearch>(folded, o));
   }
-  if (!options.start.empty()) {
-    // The plan to beat. The searches do not start from it: they explore as
-    // they would without it, and report only plans cheaper than it.
-    const int64_t cost = evaluate(problem, options.start);
-    if (cost < kForbidden) {
-      result.best = options.start;
-      result.best_cost = cost;
-      for (auto& s : searches) s->beat(cost - folded.constant);
-    }
+  if (start_cost < kForbidden) {
+    // The searches do not start from it: they explore as they would
+    // without it, and report only plans cheaper than it.
+    result.best = options.start;
+    result.best_cost = start_cost;
+    for (auto& s : searches) s->beat(start_cost - folded.constant);
   }
   std::vector<std::vector<KernelPlan>> found(count);
   long stalled = 0;
