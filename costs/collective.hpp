@@ -18,6 +18,11 @@ enum class CollectiveKind {
   reduce_scatter,  // partial -> sharded
 };
 
+// The kinds that move bytes, listed once: in this order every byte table
+// (shard-run's --check, its stage tables) prints them.
+inline constexpr CollectiveKind kCommunicatingKinds[] = {CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                                                         CollectiveKind::all_reduce, CollectiveKind::all_to_all};
+
 struct Collective {
   CollectiveKind kind = CollectiveKind::slice;  // what runs
   int mesh_axis = 0;                            // the mesh axis it runs over

@@ -8,8 +8,7 @@ namespace shardsynth::runtime {
 
 std::vector<ByteCount> byte_counts(const RunResult& result) {
   std::vector<ByteCount> rows;
-  for (auto kind : {costs::CollectiveKind::all_gather, costs::CollectiveKind::reduce_scatter,
-                    costs::CollectiveKind::all_reduce, costs::CollectiveKind::all_to_all}) {
+  for (const auto kind : costs::kCommunicatingKinds) {
     const auto sent = result.sent.find(kind);
     const auto predicted = result.predicted.find(kind);
     rows.push_back({kind, sent == result.sent.end() ? 0 : sent->second,

@@ -26,8 +26,6 @@ namespace {
 using costs::CollectiveKind;
 
 constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
-constexpr CollectiveKind kKinds[] = {CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
-                                     CollectiveKind::all_reduce, CollectiveKind::all_to_all};
 
 
 // The spec text `schedule` gives `tensor`, or empty.
@@ -255,7 +253,7 @@ constexpr int64_t kSplit = int64_t{1} << 20;
 
 std::vector<int64_t> figures_of(const StagedRunResult& r) {
   std::vector<int64_t> f = {total(r.sent), total(r.predicted), r.p2p_sent, r.p2p_scheduled};
-  for (CollectiveKind kind : kKinds) {
+  for (CollectiveKind kind : costs::kCommunicatingKinds) {
     f.push_back(r.sent.count(kind) ? r.sent.at(kind) : 0);
     f.push_back(r.predicted.count(kind) ? r.predicted.at(kind) : 0);
   }
@@ -386,7 +384,7 @@ int run_staged_command(const ir::Graph& graph, const ir::StagedSchedule& staged,
   for (int s = 0; s < layout.stages; ++s) {
     const auto& d = stats[s];
     bool match = true;
-    for (std::size_t k = 0; k < std::size(kKinds); ++k) match = match && d[4 + 2 * k] == d[5 + 2 * k];
+    for (std::size_t k = 0; k < std::size(costs::kCommunicatingKinds); ++k) match = match && d[4 + 2 * k] == d[5 + 2 * k];
     std::printf("%-6d %6zu %20lld %20lld %16lld %16lld%s\n", s, staged.stages[s].nodes.size(), static_cast<long long>(d[0]),
                 static_cast<long long>(d[1]), static_cast<long long>(d[2]), static_cast<long long>(d[3]),
                 match ? "" : "  MISMATCH");

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "synth/lowering.hpp"
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 

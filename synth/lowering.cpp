@@ -197,192 +197,264 @@ const ir::Spec& output_spec(const Lowered& lowered, const Assignment& assignment
   return lowered.nodes[node].strategies[assignment[node]].output;
 }
 
-Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options) {
-  const ir::SpecSpace space = model.spec_space(mesh);
-  Lowered out{graph,   mesh, graph.topological_order(), {}, {}, {}, {}, {}, std::vector<int>(graph.size(), -1),
-              std::vector<std::vector<int>>(graph.size()), options};
-  Problem& problem = out.problem;
-  problem.usage_limit = options.memory_budget;
-  const costs::Mode mode = options.mode;
+namespace {
 
-  // In training each untied parameter has a storage node of its own.
-  const bool stores = mode == costs::Mode::training;
-  // Under a budget, training ops may recompute their outputs (synth/recompute.hpp).
-  const bool offers_recompute = stores && options.recompute && options.memory_budget.has_value();
-  const ir::RecomputeSegments segments =
-      offers_recompute ? ir::recompute_segments(graph, out.order) : ir::RecomputeSegments{};
+// One walk of the graph in topological order, adding a solver node per
+// deciding tensor (inputs, outputs, ops; followers join their producer's
+// node), a storage node per stored parameter in training, and the edges
+// between them; then the passes that need the whole problem.
+class GraphLowering {
+ public:
+  GraphLowering(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options)
+      : graph_(graph),
+        mesh_(mesh),
+        model_(model),
+        options_(options),
+        space_(model.spec_space(mesh)),
+        out_{graph,   mesh, graph.topological_order(), {}, {}, {}, {}, {}, std::vector<int>(graph.size(), -1),
+             std::vector<std::vector<int>>(graph.size()), options},
+        stores_(options.mode == costs::Mode::training),
+        offers_recompute_(stores_ && options.recompute && options.memory_budget.has_value()),
+        segments_(offers_recompute_ ? ir::recompute_segments(graph, out_.order) : ir::RecomputeSegments{}) {
+    out_.problem.usage_limit = options.memory_budget;
+  }
 
-  auto add_node = [&](ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
-    const ir::Node& node = graph.node(v);
+  Lowered run() {
+    for (ir::Vertex v : out_.order) lower_vertex(v);
+    if (stores_) {
+      add_tied_edges(out_, model_);
+      add_storage_edges(out_, model_);
+    }
+    set_liveness(out_);
+    if (offers_recompute_) add_saved_nodes(out_, segments_);
+    if (stores_) {
+      add_gathered_followers(out_);
+    } else {
+      add_param_followers(out_);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void lower_vertex(ir::Vertex v) {
+    const ir::Node& node = graph_.node(v);
+    if (node.kind == ir::kPlaceholder) return lower_input(v);
+    if (node.kind == ir::kOutput) return lower_output(v);
+    const ir::ShardingRule rule = ir::rule_for(graph_, v);
+    if (follows(v, rule)) return;
+    lower_op(v, rule);
+  }
+
+  ir::Spec replicated_of(const ir::Node& node) const {
+    return ir::replicated(ir::spec_rank(space_, static_cast<int>(node.type.shape.size())));
+  }
+
+  void lower_input(ir::Vertex v) {
+    const ir::Node& node = graph_.node(v);
+    std::vector<StrategyInfo> strategies;
+    for (auto& spec : model_.shards_graph_inputs() ? tensor_specs(node.type) : std::vector<ir::Spec>{replicated_of(node)}) {
+      strategies.push_back({{}, spec, spec, {}, {}, {}});
+    }
+    add_node(v, NodeRole::input, std::move(strategies));
+  }
+
+  void lower_output(ir::Vertex v) {
+    const ir::Node& node = graph_.node(v);
+    if (graph_.inputs_of(v).size() != 1) throw ir::InputError("output node '" + node.name + "' must have exactly one input");
+    std::vector<StrategyInfo> strategies;
+    for (auto& spec : model_.replicated_outputs() ? std::vector<ir::Spec>{replicated_of(node)} : tensor_specs(node.type)) {
+      strategies.push_back({{spec}, spec, spec, {{}}, {}, {}});
+    }
+    add_node(v, NodeRole::output, std::move(strategies));
+    add_operand_edges(v);
+  }
+
+  // A follower shares its producer's decision, unless partial sums may flow
+  // and it does not distribute over them (gelu(a) + gelu(b) != gelu(a + b)):
+  // then it reads a resolved tensor like any other op. Returns whether v follows.
+  bool follows(ir::Vertex v, const ir::ShardingRule& rule) {
+    const ir::Node& node = graph_.node(v);
+    const bool partial_safe = ir::op_info(node.kind, node.name).linear || model_.resolves_partial_in_op();
+    if (!is_following(rule) || !node.params.empty() || !partial_safe) return false;
+    const int owner = out_.owner[graph_.inputs_of(v)[0]];
+    out_.owner[v] = owner;
+    for (std::size_t s = 0; s < out_.nodes[owner].strategies.size(); ++s) {
+      out_.problem.nodes[owner].usages[s] +=
+          costs::activation_bytes(node.type, out_.nodes[owner].strategies[s].output, mesh_);
+    }
+    return true;
+  }
+
+  void lower_op(ir::Vertex v, const ir::ShardingRule& rule) {
+    const ir::Node& node = graph_.node(v);
+    std::vector<int64_t> forward_again;  // per strategy: the forward's cost once more, for a recompute twin
+    const bool twins = offers_recompute_ && ir::may_recompute(graph_, segments_, v);
+    std::vector<StrategyInfo> strategies = op_strategies(v, rule, twins ? &forward_again : nullptr);
+    if (twins) add_recompute_twins(strategies, forward_again);
+    if (strategies.empty()) {
+      throw ir::InputError("node '" + node.name + "' (" + node.kind + ") has no legal sharding on mesh " +
+                           ir::mesh_string(mesh_) + " under the " + model_.name() + " cost model");
+    }
+    add_node(v, NodeRole::op, std::move(strategies));
+    add_operand_edges(v);
+    out_.storage[v].assign(node.params.size(), -1);
+    for (std::size_t p = 0; p < node.params.size() && stores_; ++p) {
+      if (node.params[p].tied_to.empty()) add_storage_node(v, static_cast<int>(p));
+    }
+  }
+
+  // Every legal sharding of the op's rule with its cost; with
+  // `forward_again`, each kept strategy's forward cost once more (-1 where
+  // it has none), for its recompute twin.
+  std::vector<StrategyInfo> op_strategies(ir::Vertex v, const ir::ShardingRule& rule,
+                                          std::vector<int64_t>* forward_again) const {
+    const ir::Node& node = graph_.node(v);
+    const double flops = ir::forward_flops(graph_, v, rule);
+    std::vector<StrategyInfo> strategies;
+    for (auto& sharding : ir::enumerate_op_shardings(rule, mesh_, space_)) {
+      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
+      if (model_.resolves_partial_in_op()) s.output.partial.clear();
+      for (const auto& dims : rule.operands) s.grad_partial.push_back(grad_partial_axes(dims, sharding.factor_axes));
+      const int64_t shards = shard_count(sharding.factor_axes);
+      auto cost = costs::op_cost(model_, options_.mode, flops, shards, node.type, s.result, s.output,
+                                 param_uses(node, rule, s), mesh_);
+      if (!cost) continue;
+      s.cost = *cost;
+      if (forward_again) {
+        const auto forward =
+            costs::op_cost(model_, costs::Mode::inference, flops, shards, node.type, s.result, s.output, {}, mesh_);
+        forward_again->push_back(forward ? forward->total() : -1);
+      }
+      strategies.push_back(std::move(s));
+    }
+    return strategies;
+  }
+
+  int64_t shard_count(const std::vector<std::vector<int>>& factor_axes) const {
+    int64_t shards = 1;
+    for (const auto& axes : factor_axes) {
+      for (int axis : axes) shards *= mesh_.shape[axis];
+    }
+    return shards;
+  }
+
+  // The parameters the op prices itself: all of them in inference, the tied
+  // ones in training (a stored parameter's storage edge resolves its gradient).
+  std::vector<costs::OperandUse> param_uses(const ir::Node& node, const ir::ShardingRule& rule,
+                                            const StrategyInfo& s) const {
+    const std::size_t first_param = rule.operands.size() - node.params.size();
+    std::vector<costs::OperandUse> params;
+    for (std::size_t p = 0; p < node.params.size(); ++p) {
+      if (stores_ && node.params[p].tied_to.empty()) continue;
+      params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
+    }
+    return params;
+  }
+
+  // Each strategy's recompute twin (synth/recompute.hpp; add_saved_nodes
+  // forbids it again where a follower is read outside the segment).
+  static void add_recompute_twins(std::vector<StrategyInfo>& strategies, const std::vector<int64_t>& forward_again) {
+    const std::size_t kept = strategies.size();
+    for (std::size_t i = 0; i < kept; ++i) {
+      if (forward_again[i] < 0) continue;
+      StrategyInfo twin = strategies[i];
+      twin.recompute = true;
+      twin.cost.recompute = forward_again[i];
+      strategies.push_back(std::move(twin));
+    }
+  }
+
+  void add_node(ir::Vertex v, NodeRole role, std::vector<StrategyInfo> strategies) {
+    const ir::Node& node = graph_.node(v);
     ProblemNode pn{node.name, {}, {}, 0, 0};  // liveness: set_liveness
     for (const auto& s : strategies) {
-      pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : s.cost.total());
-      pn.usages.push_back(costs::activation_bytes(node.type, s.output, mesh));  // parameters: on followers
+      pn.costs.push_back(options_.allow && !options_.allow(graph_, v, s) ? kForbidden : s.cost.total());
+      pn.usages.push_back(costs::activation_bytes(node.type, s.output, mesh_));  // parameters: on followers
     }
-    problem.nodes.push_back(std::move(pn));
-    out.nodes.push_back({role, v, std::move(strategies)});
-    out.owner[v] = static_cast<int>(problem.nodes.size() - 1);
-  };
+    out_.problem.nodes.push_back(std::move(pn));
+    out_.nodes.push_back({role, v, std::move(strategies)});
+    out_.owner[v] = static_cast<int>(out_.problem.nodes.size() - 1);
+  }
 
   // The storage node of op v's parameter p: every choice for every spec the op may read it in.
-  auto add_storage_node = [&](ir::Vertex v, int p) {
-    const ir::Node& node = graph.node(v);
+  void add_storage_node(ir::Vertex v, int p) {
+    const ir::Node& node = graph_.node(v);
     const ir::Param& param = node.params[p];
-    const NodeLabel& op = out.nodes[out.owner[v]];
+    const NodeLabel& op = out_.nodes[out_.owner[v]];
     std::set<ir::Spec> uses;
     for (const auto& s : op.strategies) uses.insert(s.operands[s.operands.size() - node.params.size() + p]);
     ProblemNode pn{node.name + "." + param.name, {}, {}, 0, 0};
     std::vector<StrategyInfo> strategies;
     for (const auto& use : uses) {
-      for (auto& choice : storage_choices(use, param.type.shape, mesh)) {
+      for (auto& choice : storage_choices(use, param.type.shape, mesh_)) {
         StrategyInfo s;
         s.operands = {choice.storage.grad, choice.storage.state};
         s.result = s.output = choice.storage.stored;
         s.storage = std::move(choice);
-        pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : 0);
-        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh).total());
+        pn.costs.push_back(options_.allow && !options_.allow(graph_, v, s) ? kForbidden : 0);
+        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh_).total());
         strategies.push_back(std::move(s));
       }
     }
-    problem.nodes.push_back(std::move(pn));
-    out.nodes.push_back({NodeRole::storage, v, std::move(strategies), p});
-    out.storage[v][p] = static_cast<int>(problem.nodes.size() - 1);
-  };
+    out_.problem.nodes.push_back(std::move(pn));
+    out_.nodes.push_back({NodeRole::storage, v, std::move(strategies), p});
+    out_.storage[v][p] = static_cast<int>(out_.problem.nodes.size() - 1);
+  }
 
   // Edges from every tensor operand's producer to the node deciding the consumer's operand specs.
-  auto add_operand_edges = [&](ir::Vertex consumer) {
-    const int to = out.owner[consumer];
-    const auto inputs = graph.inputs_of(consumer);
+  void add_operand_edges(ir::Vertex consumer) {
+    const auto inputs = graph_.inputs_of(consumer);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const int from = out.owner[inputs[i]];
-      const ir::Node& producer = graph.node(inputs[i]);
-      // A stage graph's received activation (ir::kReceivedTarget) sends its gradient back to its stage.
-      const bool needs_grad = (producer.kind != ir::kPlaceholder || producer.target == ir::kReceivedTarget) &&
-                              producer.type.dtype != ir::DType::int64;
-      ProblemEdge edge{from, to, {}};
-      for (const auto& source : out.nodes[from].strategies) {
-        for (const auto& target : out.nodes[to].strategies) {
-          const costs::OperandUse use{producer.type, target.operands[i], target.grad_partial[i]};
-          auto cost = costs::edge_cost(model, mode, source.output, use, needs_grad, mesh);
-          // A recomputed output reads its operands again: the forward resharding once more.
-          const auto again = target.recompute ? costs::edge_cost(model, costs::Mode::inference, source.output, use,
-                                                                 false, mesh)
-                                              : std::optional<int64_t>(0);
-          edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
-        }
-      }
-      problem.edges.push_back(std::move(edge));
-      out.edges.push_back({inputs[i], consumer, static_cast<int>(i)});
+      out_.problem.edges.push_back(operand_edge(inputs[i], consumer, i));
+      out_.edges.push_back({inputs[i], consumer, static_cast<int>(i)});
     }
-  };
+  }
+
+  ProblemEdge operand_edge(ir::Vertex producer_vertex, ir::Vertex consumer, std::size_t i) const {
+    const int from = out_.owner[producer_vertex];
+    const int to = out_.owner[consumer];
+    const ir::Node& producer = graph_.node(producer_vertex);
+    // A stage graph's received activation (ir::kReceivedTarget) sends its gradient back to its stage.
+    const bool needs_grad = (producer.kind != ir::kPlaceholder || producer.target == ir::kReceivedTarget) &&
+                            producer.type.dtype != ir::DType::int64;
+    ProblemEdge edge{from, to, {}};
+    for (const auto& source : out_.nodes[from].strategies) {
+      for (const auto& target : out_.nodes[to].strategies) {
+        const costs::OperandUse use{producer.type, target.operands[i], target.grad_partial[i]};
+        auto cost = costs::edge_cost(model_, options_.mode, source.output, use, needs_grad, mesh_);
+        // A recomputed output reads its operands again: the forward resharding once more.
+        const auto again = target.recompute
+                               ? costs::edge_cost(model_, costs::Mode::inference, source.output, use, false, mesh_)
+                               : std::optional<int64_t>(0);
+        edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
+      }
+    }
+    return edge;
+  }
 
   // Every spec of a tensor's own dims without partial sums: inputs that may arrive sharded, free outputs.
-  auto tensor_specs = [&](const ir::TensorType& type) {
+  std::vector<ir::Spec> tensor_specs(const ir::TensorType& type) const {
     std::vector<ir::Spec> specs;
     const auto identity = ir::make_rule("...->...", {}, {type.shape}, type.shape);
-    for (auto& sharding : ir::enumerate_op_shardings(identity, mesh, space)) specs.push_back(std::move(sharding.result));
+    for (auto& sharding : ir::enumerate_op_shardings(identity, mesh_, space_)) specs.push_back(std::move(sharding.result));
     return specs;
-  };
+  }
 
-  for (ir::Vertex v : out.order) {
-    const ir::Node& node = graph.node(v);
-    const int rank = static_cast<int>(node.type.shape.size());
-    const ir::Spec replicated = ir::replicated(ir::spec_rank(space, rank));
-    if (node.kind == ir::kPlaceholder) {
-      std::vector<StrategyInfo> strategies;
-      for (auto& spec : model.shards_graph_inputs() ? tensor_specs(node.type) : std::vector<ir::Spec>{replicated}) {
-        strategies.push_back({{}, spec, spec, {}, {}, {}});
-      }
-      add_node(v, NodeRole::input, std::move(strategies));
-      continue;
-    }
-    if (node.kind == ir::kOutput) {
-      const auto inputs = graph.inputs_of(v);
-      if (inputs.size() != 1) throw ir::InputError("output node '" + node.name + "' must have exactly one input");
-      std::vector<StrategyInfo> strategies;
-      for (auto& spec : model.replicated_outputs() ? std::vector<ir::Spec>{replicated} : tensor_specs(node.type)) {
-        strategies.push_back({{spec}, spec, spec, {{}}, {}, {}});
-      }
-      add_node(v, NodeRole::output, std::move(strategies));
-      add_operand_edges(v);
-      continue;
-    }
-    const ir::ShardingRule rule = ir::rule_for(graph, v);
-    // A follower shares its producer's decision, unless partial sums may flow
-    // and it does not distribute over them (gelu(a) + gelu(b) != gelu(a + b)):
-    // then it reads a resolved tensor like any other op.
-    const bool partial_safe = ir::op_info(node.kind, node.name).linear || model.resolves_partial_in_op();
-    if (is_following(rule) && node.params.empty() && partial_safe) {
-      const int owner = out.owner[graph.inputs_of(v)[0]];
-      out.owner[v] = owner;
-      for (std::size_t s = 0; s < out.nodes[owner].strategies.size(); ++s) {
-        problem.nodes[owner].usages[s] += costs::activation_bytes(node.type, out.nodes[owner].strategies[s].output, mesh);
-      }
-      continue;
-    }
-    const double flops = ir::forward_flops(graph, v, rule);
-    const std::size_t first_param = rule.operands.size() - node.params.size();
-    std::vector<StrategyInfo> strategies;
-    const bool twins = offers_recompute && ir::may_recompute(graph, segments, v);
-    std::vector<int64_t> forward_again;  // per strategy: the forward's cost once more, for a recompute twin
-    for (auto& sharding : ir::enumerate_op_shardings(rule, mesh, space)) {
-      StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
-      if (model.resolves_partial_in_op()) s.output.partial.clear();
-      int64_t shards = 1;
-      for (const auto& axes : sharding.factor_axes) {
-        for (int axis : axes) shards *= mesh.shape[axis];
-      }
-      for (const auto& dims : rule.operands) s.grad_partial.push_back(grad_partial_axes(dims, sharding.factor_axes));
-      std::vector<costs::OperandUse> params;
-      for (std::size_t p = 0; p < node.params.size(); ++p) {
-        if (stores && node.params[p].tied_to.empty()) continue;  // its storage edge resolves its gradient
-        params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
-      }
-      auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
-      if (!cost) continue;
-      s.cost = *cost;
-      if (twins) {
-        const auto forward = costs::op_cost(model, costs::Mode::inference, flops, shards, node.type, s.result,
-                                            s.output, {}, mesh);
-        forward_again.push_back(forward ? forward->total() : -1);
-      }
-      strategies.push_back(std::move(s));
-    }
-    // Each strategy's recompute twin (synth/recompute.hpp; add_saved_nodes
-    // forbids it again where a follower is read outside the segment).
-    if (twins) {
-      const std::size_t kept = strategies.size();
-      for (std::size_t i = 0; i < kept; ++i) {
-        if (forward_again[i] < 0) continue;
-        StrategyInfo twin = strategies[i];
-        twin.recompute = true;
-        twin.cost.recompute = forward_again[i];
-        strategies.push_back(std::move(twin));
-      }
-    }
-    if (strategies.empty()) {
-      throw ir::InputError("node '" + node.name + "' (" + node.kind + ") has no legal sharding on mesh " +
-                           ir::mesh_string(mesh) + " under the " + model.name() + " cost model");
-    }
-    add_node(v, NodeRole::op, std::move(strategies));
-    add_operand_edges(v);
-    out.storage[v].assign(node.params.size(), -1);
-    for (std::size_t p = 0; p < node.params.size() && stores; ++p) {
-      if (node.params[p].tied_to.empty()) add_storage_node(v, static_cast<int>(p));
-    }
-  }
-  if (mode == costs::Mode::training) {
-    add_tied_edges(out, model);
-    add_storage_edges(out, model);
-  }
-  set_liveness(out);
-  if (offers_recompute) add_saved_nodes(out, segments);
-  if (stores) {
-    add_gathered_followers(out);
-  } else {
-    add_param_followers(out);
-  }
-  return out;
+  const ir::Graph& graph_;              // the graph lowered
+  const ir::Mesh& mesh_;                // the mesh it is lowered for
+  const costs::CostModel& model_;       // prices every strategy and edge
+  const LowerOptions& options_;         // mode, budget, filter, recomputation
+  const ir::SpecSpace space_;           // the specs the cost model allows on this mesh
+  Lowered out_;                         // what the walk builds
+  const bool stores_;                   // training: each untied parameter has a storage node of its own
+  const bool offers_recompute_;         // under a budget in training, ops may recompute their outputs (synth/recompute.hpp)
+  const ir::RecomputeSegments segments_;  // where recomputation may happen (empty when not offered)
+};
+
+}  // namespace
+
+Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostModel& model, const LowerOptions& options) {
+  return GraphLowering(graph, mesh, model, options).run();
 }
 
 }  // namespace shardsynth::synth

@@ -1,5 +1,7 @@
 #include "synth/synthesizer.hpp"
 
+#include "synth/solver/cegis.hpp"
+
 #include <chrono>
 
 #include "ir/error.hpp"

@@ -14,7 +14,7 @@
 #include "ir/schedule.hpp"
 #include "synth/lowering.hpp"
 #include "synth/pins.hpp"
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 #include "synth/solver/solver_error.hpp"
 
 namespace shardsynth::synth {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 

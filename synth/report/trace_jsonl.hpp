@@ -12,7 +12,7 @@
 
 #include "synth/lowering.hpp"
 #include "synth/report/iteration_table.hpp"
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 

@@ -15,56 +15,143 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-}  // namespace
+double ms_since(Clock::time_point begin) { return std::chrono::duration<double, std::milli>(Clock::now() - begin).count(); }
 
-AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step) {
-  const auto begin = Clock::now();
-  auto ms_since_begin = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - begin).count(); };
-  auto out_of_time = [&] { return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested(); };
-  AnytimeResult result;
-  const FoldedProblem folded = fold_problem(problem, options.deadline);
-  result.fold_ms = ms_since_begin();
-  result.kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
-  result.kernel_edges = static_cast<int>(folded.kernel.edges.size());
-  if (folded.infeasible && !out_of_time()) {
+bool out_of_time(const AnytimeOptions& options) {
+  return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested();
+}
+
+// A folding that leaves nothing to search decides alone: an infeasible
+// node, or a kernel without nodes (one assignment is left). Returns whether
+// `result` is final.
+bool settled_by_folding(const Problem& problem, const FoldedProblem& folded, const AnytimeOptions& options,
+                        int64_t start_cost, Clock::time_point begin, const AnytimeCallback& on_step,
+                        AnytimeResult& result) {
+  if (folded.infeasible) {
+    result.infeasible = !out_of_time(options);
+    result.stop_reason = result.infeasible ? "infeasible" : "time limit";
+    return true;
+  }
+  if (!folded.kernel.nodes.empty()) return false;
+  AnytimeStep step;
+  step.assignment = unfold(folded, {});
+  step.cost = evaluate(problem, step.assignment);
+  if (step.cost >= kForbidden) {
     result.infeasible = true;
     result.stop_reason = "infeasible";
-    return result;
+    return true;
   }
-  if (folded.infeasible) {
-    result.stop_reason = "time limit";
-    return result;
-  }
-  // The plan to beat, if one is given and keeps the limit.
-  const int64_t start_cost = options.start.empty() ? kForbidden : evaluate(problem, options.start);
-  if (folded.kernel.nodes.empty()) {
-    // Folding fixed every node: one assignment is left, and it decides.
-    AnytimeStep step;
-    step.assignment = unfold(folded, {});
-    step.cost = evaluate(problem, step.assignment);
-    if (step.cost >= kForbidden) {
-      result.infeasible = true;
-      result.stop_reason = "infeasible";
-      return result;
-    }
-    step.found_ms = ms_since_begin();
-    // The start, if given, is this one assignment: it is no step then.
-    if (on_step && start_cost > step.cost) on_step(step);
-    result.best = step.assignment;
-    result.best_cost = result.lower_bound = step.cost;
-    result.proven_optimal = true;
-    result.stop_reason = "unsat";
-    return result;
-  }
-  const int count = std::max(1, options.threads);
+  step.found_ms = ms_since(begin);
+  // The start, if given, is this one assignment: it is no step then.
+  if (on_step && start_cost > step.cost) on_step(step);
+  result.best = step.assignment;
+  result.best_cost = result.lower_bound = step.cost;
+  result.proven_optimal = true;
+  result.stop_reason = "unsat";
+  return true;
+}
+
+std::vector<std::unique_ptr<LagrangianSearch>> make_searches(const FoldedProblem& folded, const AnytimeOptions& options) {
   std::vector<std::unique_ptr<LagrangianSearch>> searches;
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; k < std::max(1, options.threads); ++k) {
     LagrangianOptions o;
     o.seed = options.seed + static_cast<uint64_t>(k);
     o.deadline = options.deadline;
     o.region_attempts = options.region_attempts;
     searches.push_back(std::make_unique<LagrangianSearch>(folded, o));
   }
+  return searches;
+}
+
+// One epoch: every search runs its rounds; threads only when there are several.
+void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, long rounds,
+               std::vector<std::vector<KernelPlan>>& found) {
+  const int count = static_cast<int>(searches.size());
+  if (count == 1) {
+    found[0] = searches[0]->run(rounds);
+    return;
+  }
+  std::vector<std::thread> threads;
+  for (int k = 0; k < count; ++k) threads.emplace_back([&, k] { found[k] = searches[k]->run(rounds); });
+  for (auto& t : threads) t.join();
+}
+
+// Reports the epoch's plans that beat the best, in a fixed order (by round,
+// then by search), each unfolded and scored on the original problem.
+// Returns whether any did.
+bool report_found(const Problem& problem, const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found,
+                  Clock::time_point begin, const AnytimeCallback& on_step, AnytimeResult& result) {
+  struct Found {
+    long round;               // the round that found it
+    int search;               // the search that found it
+    const KernelPlan* plan;   // the plan
+  };
+  std::vector<Found> all;
+  for (int k = 0; k < static_cast<int>(found.size()); ++k) {
+    for (const auto& plan : found[k]) all.push_back({plan.round, k, &plan});
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Found& a, const Found& b) { return a.round != b.round ? a.round < b.round : a.search < b.search; });
+  bool improved = false;
+  for (const auto& f : all) {
+    const int64_t kernel_total = cost_add(f.plan->cost, folded.constant);
+    if (kernel_total >= result.best_cost) continue;
+    AnytimeStep step;
+    step.assignment = unfold(folded, f.plan->kernel);
+    step.cost = evaluate(problem, step.assignment);
+    if (step.cost != kernel_total) {
+      throw std::logic_error("anytime search: the evaluator scores a plan " + std::to_string(step.cost) +
+                             " but its folded cost is " + std::to_string(kernel_total));
+    }
+    step.found_ms = ms_since(begin);
+    step.search = f.search;
+    step.round = f.round;
+    step.by_region = f.plan->by_region;
+    result.best = step.assignment;
+    result.best_cost = step.cost;
+    improved = true;
+    if (on_step) on_step(step);
+  }
+  return improved;
+}
+
+// Gathers the searches' rounds, bounds and proofs after an epoch. Returns
+// whether they are over: proven, or all finished.
+bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, const FoldedProblem& folded,
+            AnytimeResult& result) {
+  result.rounds = 0;
+  int64_t bound = 0;
+  bool all_finished = true;
+  for (const auto& s : searches) {
+    result.proven_optimal = result.proven_optimal || s->proven();
+    result.rounds += s->rounds();
+    bound = std::max(bound, s->lower_bound());
+    all_finished = all_finished && s->finished();
+  }
+  result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
+  if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
+  if (result.proven_optimal && result.best_cost < kForbidden) {
+    result.lower_bound = result.best_cost;
+    result.stop_reason = "unsat";
+    return true;
+  }
+  if (all_finished) result.stop_reason = "finished";
+  return all_finished;
+}
+
+}  // namespace
+
+AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step) {
+  const auto begin = Clock::now();
+  AnytimeResult result;
+  const FoldedProblem folded = fold_problem(problem, options.deadline);
+  result.fold_ms = ms_since(begin);
+  result.kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
+  result.kernel_edges = static_cast<int>(folded.kernel.edges.size());
+  // The plan to beat, if one is given and keeps the limit.
+  const int64_t start_cost = options.start.empty() ? kForbidden : evaluate(problem, options.start);
+  if (settled_by_folding(problem, folded, options, start_cost, begin, on_step, result)) return result;
+  auto searches = make_searches(folded, options);
   if (start_cost < kForbidden) {
     // The searches do not start from it: they explore as they would
     // without it, and report only plans cheaper than it.
@@ -72,85 +159,22 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.best_cost = start_cost;
     for (auto& s : searches) s->beat(start_cost - folded.constant);
   }
-  std::vector<std::vector<KernelPlan>> found(count);
+  std::vector<std::vector<KernelPlan>> found(searches.size());
   long stalled = 0;
-  for (;;) {
-    if (out_of_time()) {
-      result.stop_reason = "time limit";
-      break;
-    }
-    // One epoch: every search runs its rounds; threads only when there are several.
-    if (count == 1) {
-      found[0] = searches[0]->run(options.epoch_rounds);
-    } else {
-      std::vector<std::thread> threads;
-      for (int k = 0; k < count; ++k) {
-        threads.emplace_back([&, k] { found[k] = searches[k]->run(options.epoch_rounds); });
-      }
-      for (auto& t : threads) t.join();
-    }
-    // Report in a fixed order: by round, then by search.
-    struct Found {
-      long round;
-      int search;
-      const KernelPlan* plan;
-    };
-    std::vector<Found> all;
-    for (int k = 0; k < count; ++k) {
-      for (const auto& plan : found[k]) all.push_back({plan.round, k, &plan});
-    }
-    std::sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
-      return a.round != b.round ? a.round < b.round : a.search < b.search;
-    });
-    bool improved = false;
-    for (const auto& f : all) {
-      const int64_t kernel_total = cost_add(f.plan->cost, folded.constant);
-      if (kernel_total >= result.best_cost) continue;
-      AnytimeStep step;
-      step.assignment = unfold(folded, f.plan->kernel);
-      step.cost = evaluate(problem, step.assignment);
-      if (step.cost != kernel_total) {
-        throw std::logic_error("anytime search: the evaluator scores a plan " + std::to_string(step.cost) +
-                               " but its folded cost is " + std::to_string(kernel_total));
-      }
-      step.found_ms = ms_since_begin();
-      step.search = f.search;
-      step.round = f.round;
-      step.by_region = f.plan->by_region;
-      result.best = step.assignment;
-      result.best_cost = step.cost;
-      improved = true;
-      if (on_step) on_step(step);
-    }
+  while (!out_of_time(options)) {
+    run_epoch(searches, options.epoch_rounds, found);
+    const bool improved = report_found(problem, folded, found, begin, on_step, result);
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
-    result.rounds = 0;
-    int64_t bound = 0;
-    bool all_finished = true;
-    for (const auto& s : searches) {
-      result.proven_optimal = result.proven_optimal || s->proven();
-      result.rounds += s->rounds();
-      bound = std::max(bound, s->lower_bound());
-      all_finished = all_finished && s->finished();
-    }
-    result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
-    if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
-    if (result.proven_optimal && result.best_cost < kForbidden) {
-      result.lower_bound = result.best_cost;
-      result.stop_reason = "unsat";
-      break;
-    }
-    if (all_finished) {
-      result.stop_reason = "finished";
-      break;
-    }
+    if (gather(searches, folded, result)) return result;
     stalled = improved ? 0 : stalled + options.epoch_rounds;
     if (options.stall_rounds > 0 && stalled >= options.stall_rounds) {
       result.stop_reason = "stalled";
-      break;
+      return result;
     }
   }
+  result.stop_reason = "time limit";
   return result;
 }
 

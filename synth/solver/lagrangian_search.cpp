@@ -9,7 +9,9 @@
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/local_search.hpp"
-#include "synth/solver/region_cegis.hpp"
+#include "synth/solver/neighbourhood_portfolio.hpp"
+#include "synth/solver/repair_polish.hpp"
+#include "synth/solver/step_rule.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -21,7 +23,12 @@ using Clock = std::chrono::steady_clock;
 class LagrangianSearch::Impl {
  public:
   Impl(const FoldedProblem& folded, const LagrangianOptions& options)
-      : folded_(folded), options_(options), search_(folded), incumbent_(folded), rng_(options.seed) {
+      : folded_(folded),
+        options_(options),
+        search_(folded),
+        incumbent_(folded),
+        rng_(options.seed),
+        moves_(make_neighbourhoods({options.region_attempts})) {
     const int n = static_cast<int>(folded.kernel.nodes.size());
     order_.resize(n);
     std::iota(order_.begin(), order_.end(), 0);
@@ -82,115 +89,79 @@ class LagrangianSearch::Impl {
   }
 
   // A feasible assignment: this search's incumbent when it is its best so
-  // far, and a found plan when it beats the cost to beat.
-  void offer(const Assignment& x, bool by_region = false) {
+  // far, and a found plan when it beats the cost to beat. Returns whether
+  // it became this search's best.
+  bool offer(const Assignment& x, bool by_region = false) {
     const int64_t c = cost_without_usage(folded_.kernel, x);
-    if (c >= kForbidden) return;
-    if (c < own_best_) {
+    if (c >= kForbidden) return false;
+    const bool own = c < own_best_;
+    if (own) {
       own_best_ = c;
       if (&x != &incumbent_.assignment()) incumbent_.set(x);
       have_incumbent_ = true;
     }
-    if (c >= best_cost_) return;
+    if (c >= best_cost_) return own;
     best_cost_ = c;
     last_improvement_ = rounds_;
     found_.push_back({x, c, rounds_, by_region});
+    return own;
   }
 
-  // Z3 on a few regions of the incumbent; the seed is a node live at the
-  // fullest slot or, every other time, any node.
-  void improve_regions(int attempts) {
-    if (attempts <= 0 || !have_incumbent_ || folded_.kernel.nodes.empty()) return;
-    // Back off while regions find nothing: skip 1, 3, 7, ... up to 31 rounds.
-    if (region_wait_ > 0) {
-      --region_wait_;
-      return;
-    }
-    bool any = false;
-    constexpr unsigned kRlimit = 400000;  // Z3 resource units per region check
-    const int n = static_cast<int>(folded_.kernel.nodes.size());
-    for (int a = 0; a < attempts && !out_of_time(); ++a) {
-      int seed = static_cast<int>(rng_() % n);
-      const UsageProfile& profile = incumbent_.profile();
-      if (a % 2 == 0 && folded_.usage_limit && profile.slots() > 0) {
-        const int peak = profile.first_above(0, profile.slots(), profile.max() - 1);  // the first fullest slot
-        const std::vector<int> live = incumbent_.covering(peak);
-        if (!live.empty()) seed = live[rng_() % live.size()];
-      }
-      const auto region = grow_region(folded_.kernel, incumbent_.incidences(), seed, region_size_, rng_);
-      const RegionOutcome r = improve_region(incumbent_, region, kRlimit, options_.deadline);
-      if (r.improved) offer(incumbent_.assignment(), true);
-      any = any || r.improved;
-      if (r.proven && static_cast<int>(region.size()) == n) {
-        // The region was the whole kernel: Z3's unsat proves the incumbent optimal.
-        proven_ = true;
-        finished_ = true;
-        lower_bound_ = std::max(lower_bound_, r.cost);
-        return;
-      }
-      if (r.proven) {
-        region_size_ = std::min(region_size_ + std::max(1, region_size_ / 4), 400);
-      } else {
-        region_size_ = std::max(4, region_size_ * 4 / 5);
-      }
-    }
-    region_skip_ = any ? 0 : std::min(2 * region_skip_ + 1, 31);
-    region_wait_ = region_skip_;
+  NeighbourhoodContext context() {
+    return {folded_, search_,  incumbent_, have_incumbent_, penalty_, order_, rng_, options_.deadline,
+            [this](const Assignment& x, bool by_region) { return offer(x, by_region); }};
   }
 
+  // One round: the priced proposal, the neighbourhoods the portfolio
+  // chooses, then a step of the multipliers (and, every bound_every
+  // rounds, the Lagrangian bound).
   void round() {
     ++rounds_;
+    propose();
+    const Subgradient sub = subgradient();
+    NeighbourhoodContext ctx = context();
+    const NeighbourhoodOutcome proof = moves_.round(ctx);
+    if (proof.proven) {
+      // The region was the whole kernel: Z3's unsat proves the incumbent optimal.
+      proven_ = true;
+      finished_ = true;
+      lower_bound_ = std::max(lower_bound_, proof.proven_cost);
+    }
+    if (!step_.update(sub, {lower_bound_, own_best_}, lambda_)) return;
+    price();
+    if (options_.bound_every > 0 && rounds_ % options_.bound_every == 0) bound();
+  }
+
+  // The proposal: forest moves and a descent on the priced costs, limit ignored.
+  void propose() {
     std::shuffle(order_.begin(), order_.end(), rng_);
     for (int k = 0; k < 4; ++k) {
       if (search_.forest_move(rng_, &penalty_) == 0) break;
     }
     search_.descend(order_, &penalty_, false, 50);
-    const int64_t priced_cost = search_.cost();
+  }
+
+  // The subgradient of the dual at these multipliers, projected onto lambda >= 0.
+  Subgradient subgradient() const {
+    Subgradient sub;
     const std::vector<int64_t> used = search_.profile().values();
-    // Subgradient of the dual at these multipliers, projected onto lambda >= 0.
     const double limit = static_cast<double>(*folded_.usage_limit);
-    double dual = static_cast<double>(priced_cost), norm = 0;
-    std::vector<double> g(used.size());
+    sub.dual = static_cast<double>(search_.cost());
+    sub.g.resize(used.size());
     for (std::size_t t = 0; t < used.size(); ++t) {
-      g[t] = static_cast<double>(used[t]) - limit;
-      dual += lambda_[t] * g[t];
-      if (lambda_[t] <= 0 && g[t] < 0) g[t] = 0;
-      norm += g[t] * g[t];
+      sub.g[t] = static_cast<double>(used[t]) - limit;
+      sub.dual += lambda_[t] * sub.g[t];
+      if (lambda_[t] <= 0 && sub.g[t] < 0) sub.g[t] = 0;
+      sub.norm += sub.g[t] * sub.g[t];
     }
-    // Polish a copy into a feasible assignment and offer it.
-    const Assignment proposal = search_.assignment();
-    polish_and_offer();
-    search_.set(proposal);
-    improve_regions(options_.region_attempts);
-    if (dual > best_dual_ + 1e-9 * std::abs(best_dual_)) {
-      best_dual_ = dual;
-      stalled_ = 0;
-    } else if (++stalled_ >= 8) {  // the dual value stopped rising: halve the step
-      theta_ /= 2;
-      stalled_ = 0;
-      if (theta_ < 1e-3) theta_ = 1.0;
-    }
-    if (norm <= 0) return;  // the proposal keeps the limit where nothing is priced: no step
-    // Polyak's step towards the best feasible cost (5% above the dual value
-    // before there is one). The proposal is a local optimum only, so its
-    // dual value may overstate the true one; the proven bound caps it.
-    const double estimate = std::min(dual, static_cast<double>(lower_bound_));
-    const double target = own_best_ < kForbidden ? static_cast<double>(own_best_) : std::max(1.05 * estimate, estimate + 1.0);
-    const double step = theta_ * std::max(target - estimate, 1e-6 * std::max(1.0, std::abs(estimate))) / norm;
-    for (std::size_t t = 0; t < lambda_.size(); ++t) lambda_[t] = std::max(0.0, lambda_[t] + step * g[t]);
-    price();
-    if (options_.bound_every > 0 && rounds_ % options_.bound_every == 0) bound();
+    return sub;
   }
 
   // Repairs the current assignment into one that keeps the limit (on the
   // priced costs), polishes it on the true costs and offers it.
   void polish_and_offer() {
-    const int n = static_cast<int>(folded_.kernel.nodes.size());
-    if (search_.feasible() || search_.repair(&penalty_, 4 * n)) {
-      std::shuffle(order_.begin(), order_.end(), rng_);
-      search_.descend(order_, nullptr, true);
-      offer(search_.assignment());
-    }
+    NeighbourhoodContext ctx = context();
+    repair_and_polish(ctx, search_);
   }
 
   // Penalty of each strategy: its usage on each piece times the multipliers
@@ -273,20 +244,16 @@ class LagrangianSearch::Impl {
   Problem warm_;                              // the kernel on the priced costs, reparameterized by TRW-S so far
   int64_t warm_constant_ = 0;                 // priced cost of x = warm_constant_ + warm_ cost of x
   std::vector<std::vector<int64_t>> warm_priced_;  // per node and strategy: the priced cost that warm_ holds
-  bool have_incumbent_ = false;
-  int region_size_ = 12;                      // nodes per region, adapted to how Z3 fares
-  int region_skip_ = 0;                       // rounds to skip after fruitless regions (doubles each time)
-  int region_wait_ = 0;                       // rounds left to skip
-  std::mt19937_64 rng_;
+  bool have_incumbent_ = false;               // whether incumbent_ holds a feasible plan
+  std::mt19937_64 rng_;                       // the search's one random stream
+  NeighbourhoodPortfolio moves_;              // the moves after each proposal (neighbourhoods.cpp)
+  PolyakStep step_;                           // the multipliers' step rule
   std::vector<int> order_;
   std::vector<double> lambda_;                // per slot: multiplier of its usage row
   std::vector<std::vector<double>> penalty_;  // per kernel node and strategy: priced usage
   int64_t best_cost_ = kForbidden;            // the cost to beat
   int64_t own_best_ = kForbidden;             // this search's best feasible cost (its incumbent's)
   int64_t lower_bound_ = 0;
-  double best_dual_ = -std::numeric_limits<double>::infinity();
-  double theta_ = 1.0;                        // Polyak step factor
-  int stalled_ = 0;                           // rounds since the dual value last rose
   long rounds_ = 0;
   long last_improvement_ = 0;
   bool started_ = false;

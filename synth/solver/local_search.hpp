@@ -63,6 +63,8 @@ class LocalSearch {
   int64_t usage_at(int u, int s, int slot) const;
 
  private:
+  class Forest;  // forest_move's trees and their dynamic programming (forest_move.cpp)
+
   const FoldedProblem& folded_;
   const Problem& kernel_;
   std::optional<int64_t> limit_;

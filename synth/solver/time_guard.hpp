@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 

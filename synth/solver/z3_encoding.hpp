@@ -18,7 +18,7 @@
 
 #include <z3++.h>
 
-#include "synth/solver/cegis.hpp"
+#include "synth/solver/solver_types.hpp"
 #include "synth/solver/problem.hpp"
 
 namespace shardsynth::synth {

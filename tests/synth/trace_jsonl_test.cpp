@@ -10,7 +10,7 @@
 #include "ir/models.hpp"
 #include "ir/text_table.hpp"
 #include "synth/report/iteration_table.hpp"
-#include "synth/report/trace_command.hpp"
+#include "synth/report/trace_replay.hpp"
 #include "synth/report/trace_jsonl.hpp"
 #include "synth/synthesizer.hpp"
 

@@ -1,4 +1,4 @@
-#include "runtime/shard_run_plan.hpp"
+#include "runtime/cli/shard_run_plan.hpp"
 
 #include <exception>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
-// `synth trace FILE.jsonl [--iter N]`: re-prints a recorded step exactly as
-// the live run printed it, or summarizes the whole run (step, source, bound,
-// status, cost, milliseconds).
+// Replaying a recorded trace (trace_jsonl.hpp): a step exactly as the live
+// run printed it, or the whole run as a table (step, source, bound, status,
+// cost, milliseconds). `synth trace` (synth/cli/trace_subcommand.cpp) prints these.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,9 +26,5 @@ std::string recorded_iteration(const TraceFile& trace, int64_t index);
 
 // The run as a table (Step, Source, Bound, Status, Cost, ms) and a verdict line.
 std::string trace_summary(const TraceFile& trace);
-
-// The subcommand on its arguments (those after "trace"): prints to stdout,
-// and returns 0, or 2 after a one-line error on stderr.
-int trace_command_main(const std::vector<std::string>& args);
 
 }  // namespace shardsynth::synth

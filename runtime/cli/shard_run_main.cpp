@@ -42,7 +42,7 @@
 #include "runtime/reference.hpp"
 #include "runtime/run_check.hpp"
 #include "runtime/safetensors.hpp"
-#include "runtime/shard_run_plan.hpp"
+#include "runtime/cli/shard_run_plan.hpp"
 #include "runtime/shard_run_staged.hpp"
 #include "runtime/shard_run_train.hpp"
 #include "runtime/staged_training.hpp"

@@ -33,7 +33,7 @@
 #include "synth/report/memory_plot.hpp"
 #include "synth/report/memory_report.hpp"
 #include "synth/report/progress_line.hpp"
-#include "synth/report/trace_command.hpp"
+#include "synth/cli/trace_subcommand.hpp"
 #include "synth/report/trace_jsonl.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/iopddl.hpp"

@@ -1,0 +1,136 @@
+#include "synth/solver/anytime_phase.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "common/error.hpp"
+#include "synth/solver/anytime.hpp"
+#include "synth/solver/interrupt.hpp"
+
+namespace shardsynth::synth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+void publish(Iteration it, const IterationCallback& on_iteration, CegisResult& result) {
+  it.index = static_cast<int>(result.iterations.size());
+  result.iterations.push_back(std::move(it));
+  if (on_iteration) on_iteration(result.iterations.back());
+}
+
+// The plans to start from, scored in order: each allowed one cheaper than
+// the best so far is a step and the new best.
+void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, const IterationCallback& on_iteration,
+                  CegisResult& result) {
+  for (const StartPlan& start : starts) {
+    if (start.assignment.size() != problem.nodes.size()) {
+      throw std::invalid_argument("start plan '" + start.source + "' has " + std::to_string(start.assignment.size()) +
+                                  " strategies for a problem of " + std::to_string(problem.nodes.size()) + " nodes");
+    }
+    Iteration it;
+    it.status = CheckStatus::sat;
+    it.assignment = start.assignment;
+    it.cost = evaluate(problem, it.assignment);
+    it.source = start.source;
+    it.solver_ms = start.found_ms;
+    if (it.cost >= kForbidden || (!result.best.empty() && it.cost >= result.best_cost)) continue;
+    result.best = it.assignment;
+    result.best_cost = it.cost;
+    publish(std::move(it), on_iteration, result);
+  }
+}
+
+// Where the exact loop's own first incumbent (the decoded lower-bound pass,
+// which keeps the usage limit) is within 1% of its bound, the limit does
+// not bind much and the exact loop alone is fastest. Also true when the
+// reduction or the bound finds the problem infeasible: the exact loop reports it.
+bool exact_loop_alone(const Problem& problem, std::optional<Clock::time_point> deadline,
+                      std::optional<PreparedKernel>& prepared) {
+  prepared.emplace();
+  prepared->reduced = reduce(problem);
+  if (prepared->reduced.constant >= kForbidden) return true;
+  DualOptions dual;
+  dual.deadline = deadline;
+  prepared->dual = reparameterize(prepared->reduced.kernel, dual);
+  const DualBound& d = prepared->dual;
+  if (d.constant >= kForbidden) return true;
+  return !d.primal.empty() && d.primal_cost - d.constant <= d.primal_cost / 100;
+}
+
+AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock::time_point> deadline,
+                               const CegisResult& result, bool exact_after) {
+  AnytimeOptions anytime;
+  anytime.start = result.best;  // the cheapest start plan, if any
+  anytime.threads = std::max(1, options.threads);
+  anytime.seed = options.seed;
+  anytime.deadline = deadline;
+  if (exact_after && deadline) anytime.deadline = Clock::now() + (*deadline - Clock::now()) / 2;
+  // Stalling ends it: soon before the exact loop; on large problems without
+  // a limit, after many rounds; with a limit, only the deadline does.
+  anytime.stall_rounds = exact_after ? (deadline ? 0 : 4) : (deadline ? 0 : 400);
+  // Before the exact loop, Z3 works on the whole problem there instead.
+  anytime.region_attempts = exact_after ? 0 : 4;
+  return anytime;
+}
+
+// Takes the anytime search's result into `result`; a proof ends the run
+// with Z3's unsat below the best plan on the whole kernel, as a step.
+bool take_found(const Problem& problem, const AnytimeResult& found, const IterationCallback& on_iteration,
+                CegisResult& result) {
+  result.original = size_of(problem);
+  result.reduced = result.pruned = {found.kernel_nodes, found.kernel_edges, 0};
+  result.kernel_nodes = found.kernel_nodes;
+  result.kernel_edges = found.kernel_edges;
+  if (found.infeasible) throw common::InputError("problem '" + problem.name + "' has no feasible assignment");
+  result.lower_bound = std::max(result.lower_bound, found.lower_bound);
+  if (!found.best.empty()) {
+    result.best = found.best;
+    result.best_cost = found.best_cost;
+  }
+  if (!found.proven_optimal) return false;
+  Iteration it;
+  it.bound = found.best_cost;
+  it.status = CheckStatus::unsat;
+  it.source = "z3-region";
+  publish(std::move(it), on_iteration, result);
+  result.proven_optimal = true;
+  result.lower_bound = found.best_cost;
+  result.stop_reason = "unsat";
+  return true;
+}
+
+}  // namespace
+
+bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
+                       const IterationCallback& on_iteration, CegisResult& result,
+                       std::optional<PreparedKernel>& prepared) {
+  const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
+  if (exact_after && options.anytime == AnytimeMode::automatic && exact_loop_alone(problem, deadline, prepared)) {
+    return false;
+  }
+  if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
+  auto last = Clock::now();
+  const AnytimeResult found =
+      anytime_search(problem, anytime_options(options, deadline, result, exact_after), [&](const AnytimeStep& step) {
+        Iteration it;
+        it.status = CheckStatus::sat;
+        it.assignment = step.assignment;
+        it.cost = step.cost;
+        it.source = step.by_region ? "z3-region" : "search";
+        it.solver_ms = ms_since(last);
+        last = Clock::now();
+        publish(std::move(it), on_iteration, result);
+      });
+  if (take_found(problem, found, on_iteration, result)) return true;
+  const bool out_of_time = (deadline && Clock::now() >= *deadline) || interrupt_requested();
+  if (out_of_time || !exact_after) {
+    result.stop_reason = out_of_time ? "time limit" : "stalled";
+    return true;
+  }
+  return false;
+}
+
+}  // namespace shardsynth::synth
