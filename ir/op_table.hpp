@@ -1,7 +1,14 @@
 #pragma once
 // The op table: every op kind's sharding rule as data, in one place, keyed by
-// kind. A new op is a new entry here (plus a golden line in the rule-table
-// test); nothing downstream looks at op names.
+// kind. It is the one declaration of the op kinds: the solver and the cost
+// model never look at kind names; the runtime's kernel tables and the
+// exporter's mapping are keyed by them and are checked against this table
+// (tests/runtime/op_registry_test.cpp, tests/python/op_registry_check.py).
+// A new op: an entry here, its golden line in tests/golden/rule_table.txt,
+// CPU forward and backward kernels (or a declaration in
+// runtime/op_coverage.hpp), a GPU kernel or a declared fallback
+// (runtime/cuda/cpu_fallbacks.hpp), and the exporter's mapping
+// (docs/ARCHITECTURE.md, "Where to change what").
 #include <functional>
 #include <map>
 #include <string>
