@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "synth/liveness.hpp"
-#include "synth/lowering.hpp"
+#include "synth/lowered.hpp"
 
 namespace shardsynth::synth {
 

@@ -27,7 +27,7 @@
 #include "costs/cost_model.hpp"
 #include "ir/graph.hpp"
 #include "ir/recompute_segments.hpp"
-#include "synth/lowering.hpp"
+#include "synth/lowered.hpp"
 
 namespace shardsynth::synth {
 

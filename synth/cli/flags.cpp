@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ir/cli_numbers.hpp"
 #include "ir/error.hpp"
@@ -13,6 +15,17 @@ namespace {
 
 // When the process started (static initialization), for --time-limit.
 const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
+
+// The value a flag's word names; one line listing the known words when it names none.
+template <typename T>
+T one_of(const std::string& word, const std::vector<std::pair<std::string, T>>& known, const std::string& what) {
+  std::string names;
+  for (const auto& [name, value] : known) {
+    if (name == word) return value;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw ir::InputError("unknown " + what + " '" + word + "' (known: " + names + ")");
+}
 
 }  // namespace
 
@@ -51,38 +64,21 @@ CegisOptions cegis_options(const Flags& flags) {
   }
   options.threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = static_cast<uint64_t>(flags.seed);
-  if (flags.anytime == "auto") {
-    options.anytime = AnytimeMode::automatic;
-  } else if (flags.anytime == "always") {
-    options.anytime = AnytimeMode::always;
-  } else if (flags.anytime == "never") {
-    options.anytime = AnytimeMode::never;
-  } else {
-    throw ir::InputError("unknown --anytime '" + flags.anytime + "' (known: auto, always, never)");
-  }
-  if (flags.strategy == "bisect") {
-    options.strategy = SearchStrategy::bisect;
-  } else if (flags.strategy == "optimize") {
-    options.strategy = SearchStrategy::optimize;
-  } else if (flags.strategy == "descent") {
-    options.strategy = SearchStrategy::descent;
-  } else {
-    throw ir::InputError("unknown strategy '" + flags.strategy + "' (known: descent, bisect, optimize)");
-  }
-  if (flags.encoding == "one-hot") {
-    options.encoding = EncodingKind::one_hot;
-  } else if (flags.encoding == "pseudo-boolean") {
-    options.encoding = EncodingKind::pseudo_boolean;
-  } else if (flags.encoding == "if-chains") {
-    options.encoding = EncodingKind::if_chains;
-  } else {
-    throw ir::InputError("unknown encoding '" + flags.encoding + "' (known: if-chains, one-hot, pseudo-boolean)");
-  }
-  if (flags.probes == "push-pop") {
-    options.probes = ProbeMode::push_pop;
-  } else if (flags.probes != "assumptions") {
-    throw ir::InputError("unknown probe mode '" + flags.probes + "' (known: assumptions, push-pop)");
-  }
+  options.anytime = one_of<AnytimeMode>(
+      flags.anytime, {{"auto", AnytimeMode::automatic}, {"always", AnytimeMode::always}, {"never", AnytimeMode::never}},
+      "--anytime");
+  options.strategy = one_of<SearchStrategy>(flags.strategy,
+                                            {{"descent", SearchStrategy::descent},
+                                             {"bisect", SearchStrategy::bisect},
+                                             {"optimize", SearchStrategy::optimize}},
+                                            "strategy");
+  options.encoding = one_of<EncodingKind>(flags.encoding,
+                                          {{"if-chains", EncodingKind::if_chains},
+                                           {"one-hot", EncodingKind::one_hot},
+                                           {"pseudo-boolean", EncodingKind::pseudo_boolean}},
+                                          "encoding");
+  options.probes = one_of<ProbeMode>(
+      flags.probes, {{"assumptions", ProbeMode::assumptions}, {"push-pop", ProbeMode::push_pop}}, "probe mode");
   return options;
 }
 
