@@ -1,4 +1,4 @@
-// The Python module `shardsynth`: the engine for Python schedulers such as
+// The engine of the Python package `shardsynth` (its module `_native`), for Python schedulers such as
 // Slapo. JSON values cross the boundary through Python's json module, so
 // dicts come back exactly as the JSON formats document them.
 //
@@ -110,7 +110,7 @@ py::object builtin_graph(const std::string& name, const std::optional<int64_t>& 
 
 }  // namespace
 
-PYBIND11_MODULE(shardsynth, m) {
+PYBIND11_MODULE(_native, m) {
   m.doc() = "shardsynth: provably optimal tensor shardings (R/S specs) for a model on a device mesh";
   m.def("solve", &solve, py::arg("graph_json"), py::arg("mesh") = "8", py::arg("cost_model") = "alpha-beta",
         py::arg("mode") = py::none(), py::arg("memory") = py::none(), py::arg("pins") = std::vector<std::string>{},
