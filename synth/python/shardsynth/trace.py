@@ -137,7 +137,9 @@ def trace(model: torch.nn.Module, args: tuple = (), kwargs: Optional[dict] = Non
     if unknown_ops not in ("error", "keep"):
         raise TraceError(f"unknown_ops '{unknown_ops}' is not one of: error, keep")
     program = export_program(model, args, kwargs)
-    return _Tracer(model, program, unknown_ops).run()
+    graph = _Tracer(model, program, unknown_ops).run()
+    model.shardsynth_graph = graph  # parallelize() reads the graph's edges from here
+    return graph
 
 
 def write_graph(graph: dict, path: str) -> None:
