@@ -208,7 +208,7 @@ std::vector<double> shard_run_losses(const std::string& out, int steps) {
 TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
   const std::string python = SHARDSYNTH_PYTHON_EXE;
   if (run_command(python + " -c 'import torch'").exit_code != 0) {
-    MESSAGE("skipped: " + python + " has no torch (scripts/bootstrap installs it)");
+    MESSAGE("skipped: " << python << " has no torch (scripts/bootstrap installs it)");
     return;
   }
   const auto dir = scratch_dir("train_oracle");

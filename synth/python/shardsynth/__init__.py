@@ -16,12 +16,12 @@ from typing import Any
 
 from ._native import builtin_graph, solve
 
-__all__ = ["solve", "builtin_graph", "trace", "parallelize", "to_tp_plan", "parallelize_script", "TraceError",
-           "PlanError"]
+__all__ = ["solve", "builtin_graph", "trace", "write_graph", "parallelize", "to_tp_plan", "parallelize_script",
+           "TraceError", "PlanError"]
 
 # Attribute -> module that defines it, imported on first use.
-_LAZY = {"trace": "trace", "TraceError": "trace", "parallelize": "parallelize", "PlanError": "plan",
-         "to_tp_plan": "tp_plan", "parallelize_script": "script"}
+_LAZY = {"trace": "tracing", "TraceError": "tracing", "write_graph": "tracing", "parallelize": "dtensor",
+         "PlanError": "plan", "to_tp_plan": "tp_plan", "parallelize_script": "script"}
 
 
 def __getattr__(name: str) -> Any:
@@ -36,4 +36,6 @@ def __getattr__(name: str) -> Any:
             raise ModuleNotFoundError(f"shardsynth.{name} needs {e.name}, which this Python lacks "
                                       f"(scripts/bootstrap installs it into .venv/)", name=e.name) from None
         raise
-    return getattr(module, name)
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

@@ -1,5 +1,5 @@
 """What each ATen op of a torch.export graph becomes in shardsynth's graph
-JSON: data, read by trace.py. An op that is in none of these tables is an
+JSON: data, read by tracing.py. An op that is in none of these tables is an
 error naming the op and the model's source line (or, with
 unknown_ops="keep", a node of its own name as kind, which `synth
 --unknown-ops=replicate` keeps replicated)."""

@@ -1,4 +1,4 @@
-"""One ATen op -> graph JSON node(s): the handlers of trace.py's walk, chosen
+"""One ATen op -> graph JSON node(s): the handlers of tracing.py's walk, chosen
 by the tables of aten_table.py. Each returns None when it wrote the op, or
 the reason the op has no kind."""
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _single(tracer: Any, node: torch.fx.Node, kind: str, inputs: list, params: O
 
 def _with_params(tracer: Any, node: torch.fx.Node, op: str) -> Optional[str]:
     kind, slots = table.WITH_PARAMS[op]
-    from .trace import module_path
+    from .tracing import module_path
 
     owner, _ = module_path(node)
     params = []
@@ -221,7 +221,7 @@ def map_op(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     """Writes the node(s) for one active fx node; None, or why it has no kind."""
     import operator
 
-    from .trace import op_name
+    from .tracing import op_name
 
     if node.target is operator.getitem:
         return _getitem(tracer, node)

@@ -24,7 +24,7 @@ def _shape(node: torch.fx.Node) -> list:
 
 def sdpa_nodes(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     """Writes the decomposition of one SDPA call; None, or why it cannot."""
-    from .trace import DTYPES
+    from .tracing import DTYPES
 
     query, key, value = (_arg(node, i, n) for i, n in enumerate(("query", "key", "value")))
     mask = _arg(node, 3, "attn_mask")
