@@ -67,21 +67,21 @@ class ScopeTracer(torch.fx.Tracer):
 
     def __init__(self):
         super().__init__()
-        self.scope = []
+        self.module_paths = []
 
     def is_leaf_module(self, m, qualname):
         return type(m).__name__ in LEAF_CLASSES or super().is_leaf_module(m, qualname)
 
     def call_module(self, m, forward, args, kwargs):
-        self.scope.append(self.path_of_module(m))
+        self.module_paths.append(self.path_of_module(m))
         try:
             return super().call_module(m, forward, args, kwargs)
         finally:
-            self.scope.pop()
+            self.module_paths.pop()
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
-        node.meta["scope"] = self.scope[-1] if self.scope else ""
+        node.meta["scope"] = self.module_paths[-1] if self.module_paths else ""
         return node
 
 

@@ -6,7 +6,8 @@
     loss.backward(); torch.optim.AdamW(model.parameters()).step()
 
 Every parameter becomes a DTensor in the placement the plan stores it in
-(its `:stored` spec where storage differs from use: FSDP and ZeRO plans).
+(its `:stored` spec where storage differs from use: FSDP and ZeRO plans),
+and is redistributed to the spec the plan uses it in while its module runs.
 The model's inputs enter as DTensors in their placeholder's spec, the output
 of every module that is a node of the plan's graph is redistributed to that
 node's spec (Slapo's `.sync` at module boundaries), values the model makes
@@ -113,10 +114,52 @@ def parallelize(model: nn.Module, plan: Union[dict, str], device_mesh: Any, grap
         new = nn.Parameter(distribute_tensor(old.detach(), device_mesh, placement), requires_grad=old.requires_grad)
         module.register_parameter(name, new)
     _retie(model)
+    _gather_for_use(model, specs, device_mesh)
     for path, spec in outputs.items():
         model.get_submodule(path).register_forward_hook(_redistribute_output(spec, device_mesh))
     _wrap_forward(model, inputs, device_mesh)
     return model
+
+
+def _gather_for_use(model: nn.Module, specs: dict, mesh: Any) -> None:
+    """A parameter stored apart from its use (FSDP, ZeRO-3) is redistributed to its use spec
+    while its module runs, as FSDP gathers it: autograd carries the gradient back to the
+    stored placement. Each use of a tied parameter gets its own use spec."""
+    from .plan import placements as to_placements
+
+    for path, module in model.named_modules():
+        wanted = {}
+        for name, param in module.named_parameters(recurse=False, remove_duplicate=False):
+            spec = specs.get(f"{path}.{name}" if path else name)
+            if spec is None:
+                continue
+            use = tuple(to_placements(spec, param.dim(), mesh.ndim))
+            if use != tuple(param.placements):
+                wanted[name] = list(use)
+        if wanted:
+            module.register_forward_pre_hook(_swap_in(wanted, mesh))
+            module.register_forward_hook(_swap_out(list(wanted)))
+
+
+def _swap_in(wanted: dict, mesh: Any):
+    def hook(module: nn.Module, args: Any) -> None:
+        stored = {}
+        for name, use in wanted.items():
+            param = module._parameters[name]
+            stored[name] = param
+            module._parameters[name] = param.redistribute(mesh, use)  # a tensor of the graph, not a leaf
+        module._shardsynth_stored = stored
+
+    return hook
+
+
+def _swap_out(names: list):
+    def hook(module: nn.Module, args: Any, output: Any) -> None:
+        for name in names:
+            module._parameters[name] = module._shardsynth_stored[name]
+        del module._shardsynth_stored
+
+    return hook
 
 
 def _input_specs(schedule: dict, specs: dict) -> list:
