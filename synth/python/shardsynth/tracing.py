@@ -156,11 +156,6 @@ def write_graph(graph: dict, path: str) -> None:
         raise
 
 
-def _scalar(value: Any) -> Optional[float]:
-    """A Python number, or None."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 class _Tracer:
     def __init__(self, model: torch.nn.Module, program: Any, unknown_ops: str):
         self.model = model
