@@ -8,7 +8,7 @@
 #   /usr/bin/synth, /usr/bin/shard-run
 #   /usr/include/shardsynth/<module>/*.hpp
 #   /usr/lib/x86_64-linux-gnu/libshardsynth_*.a, .../cmake/shardsynth/
-#   /usr/lib/python3/dist-packages/shardsynth.cpython-*.so
+#   /usr/lib/python3/dist-packages/shardsynth/ (__init__.py ..., _native.cpython-*.so)
 
 # The Python module. Debian's python3 reads packaged modules from
 # /usr/lib/python3/dist-packages and locally installed ones from
@@ -19,10 +19,10 @@
 if(TARGET shardsynth_python)
   set(SHARDSYNTH_INSTALL_PYTHONDIR "" CACHE STRING
       "folder of the Python module, relative to the prefix (empty: Debian's dist-packages for the prefix)")
-  execute_process(COMMAND ${SHARDSYNTH_PYTHON} -c "import sys; print('%d.%d' % sys.version_info[:2])"
+  execute_process(COMMAND /usr/bin/python3 -c "import sys; print('%d.%d' % sys.version_info[:2])"
                   OUTPUT_VARIABLE SHARDSYNTH_PYTHON_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
   if(SHARDSYNTH_INSTALL_PYTHONDIR)
-    install(TARGETS shardsynth_python LIBRARY DESTINATION ${SHARDSYNTH_INSTALL_PYTHONDIR})
+    install(DIRECTORY ${PROJECT_BINARY_DIR}/python/shardsynth DESTINATION ${SHARDSYNTH_INSTALL_PYTHONDIR})
   else()
     install(CODE "
       if(CMAKE_INSTALL_PREFIX MATCHES \"^/usr/?$\")
@@ -30,7 +30,7 @@ if(TARGET shardsynth_python)
       else()
         set(_shardsynth_pythondir \"lib/python${SHARDSYNTH_PYTHON_VERSION}/dist-packages\")
       endif()
-      file(INSTALL \"$<TARGET_FILE:shardsynth_python>\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${_shardsynth_pythondir}\")
+      file(INSTALL \"${PROJECT_BINARY_DIR}/python/shardsynth\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${_shardsynth_pythondir}\")
     ")
   endif()
 endif()

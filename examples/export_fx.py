@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Exports a torch.nn.Module as a shardsynth graph JSON file (docs/graph_json.md).
 
 The module is traced with torch.fx (symbolic_trace, with Hugging Face's Conv1D
@@ -10,9 +10,9 @@ constants) are folded into the node that reads them. An fx node with no
 matching kind is written with its own name as kind (`sin`, `Conv2d`), which
 `synth` rejects unless run with --unknown-ops=replicate.
 
-    /usr/bin/python3 examples/export_fx.py mlp --out mlp.json [--batch 8 --seq 1024 --hidden 1024 --ffn 4096]
-    /usr/bin/python3 examples/export_fx.py gpt2 --layers 2 --heads 4 --embd 64 --seq 32 --vocab 256 --out g.json
-    /usr/bin/python3 examples/export_fx.py llama --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 256 \
+    .venv/bin/python examples/export_fx.py mlp --out mlp.json [--batch 8 --seq 1024 --hidden 1024 --ffn 4096]
+    .venv/bin/python examples/export_fx.py gpt2 --layers 2 --heads 4 --embd 64 --seq 32 --vocab 256 --out g.json
+    .venv/bin/python examples/export_fx.py llama --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 256 \
         --seq 16 --out l.json [--tied]
 
 As a library: export_graph(module, example_inputs) returns the JSON value and
@@ -67,21 +67,21 @@ class ScopeTracer(torch.fx.Tracer):
 
     def __init__(self):
         super().__init__()
-        self.scope = []
+        self.module_paths = []
 
     def is_leaf_module(self, m, qualname):
         return type(m).__name__ in LEAF_CLASSES or super().is_leaf_module(m, qualname)
 
     def call_module(self, m, forward, args, kwargs):
-        self.scope.append(self.path_of_module(m))
+        self.module_paths.append(self.path_of_module(m))
         try:
             return super().call_module(m, forward, args, kwargs)
         finally:
-            self.scope.pop()
+            self.module_paths.pop()
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
-        node.meta["scope"] = self.scope[-1] if self.scope else ""
+        node.meta["scope"] = self.module_paths[-1] if self.module_paths else ""
         return node
 
 

@@ -26,8 +26,8 @@ using namespace shardsynth;
 
 int run_main(int argc, char** argv) {
   CLI::App app{"synth: find the cheapest sharding of a model over a device mesh and prove it optimal", "synth"};
-  cli::Flags flags;
-  cli::add_flags(app, flags);
+  synth::cli::Flags flags;
+  synth::cli::add_flags(app, flags);
   app.footer("synth trace FILE.jsonl [--iter N]: re-print a search recorded with --trace (docs/trace_jsonl.md)");
   app.require_subcommand(0, 1);
   app.fallthrough();
@@ -65,9 +65,9 @@ int run_main(int argc, char** argv) {
       if (!app.get_subcommands().empty() || !flags.model.graph_path.empty()) {
         throw ir::InputError("--iopddl takes no model subcommand or graph file");
       }
-      return cli::run_iopddl(flags);
+      return synth::cli::run_iopddl(flags);
     }
-    return cli::run_model(flags, ir::chosen_model(app, flags.model));
+    return synth::cli::run_model(flags, ir::chosen_model(app, flags.model));
   } catch (const ir::InputError& e) {
     std::fprintf(stderr, "synth: error: %s\n", e.what());
     return 2;

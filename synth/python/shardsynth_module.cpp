@@ -1,4 +1,4 @@
-// The Python module `shardsynth`: the engine for Python schedulers such as
+// The engine of the Python package `shardsynth` (its module `_native`), for Python schedulers such as
 // Slapo. JSON values cross the boundary through Python's json module, so
 // dicts come back exactly as the JSON formats document them.
 //
@@ -23,6 +23,7 @@
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
 #include "synth/pins.hpp"
+#include "synth/plans.hpp"
 #include "synth/report/trace_jsonl.hpp"
 #include "synth/synthesizer.hpp"
 
@@ -46,7 +47,8 @@ nlohmann::json from_python(const py::object& value) {
 
 py::dict solve(const py::object& graph_json, const std::string& mesh_text, const std::string& cost_model,
                const std::optional<std::string>& mode, const std::optional<int64_t>& memory, const std::vector<std::string>& pins,
-               const std::string& unknown_ops, const std::optional<double>& time_limit) {
+               const std::string& unknown_ops, const std::optional<double>& time_limit, const std::string& plan,
+               uint64_t seed) {
   try {
     std::vector<std::string> warnings;
     const ir::Graph graph =
@@ -64,13 +66,19 @@ py::dict solve(const py::object& graph_json, const std::string& mesh_text, const
       options.cegis.time_limit_s = *time_limit;
     }
     for (const auto& text : pins) options.pins.push_back(synth::parse_pin(text));
+    const bool random = plan == synth::kRandomPlan;
+    if (!plan.empty() && !random) options.lower.allow = synth::plan_filter(plan, graph, mesh);
     nlohmann::json trace = nlohmann::json::array();
     synth::SynthResult result;
     {
       py::gil_scoped_release release;
-      result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
-        trace.push_back(synth::iteration_to_json(lowered, it));
-      });
+      if (random) {
+        result = synth::random_plan(graph, mesh, *model, options, seed);
+      } else {
+        result = synth::synthesize(graph, mesh, *model, options, [&](const synth::Lowered& lowered, const synth::Iteration& it) {
+          trace.push_back(synth::iteration_to_json(lowered, it));
+        });
+      }
     }
     py::dict out;
     out["directives"] = ir::directives_text(result.schedule);
@@ -110,12 +118,15 @@ py::object builtin_graph(const std::string& name, const std::optional<int64_t>& 
 
 }  // namespace
 
-PYBIND11_MODULE(shardsynth, m) {
+PYBIND11_MODULE(_native, m) {
   m.doc() = "shardsynth: provably optimal tensor shardings (R/S specs) for a model on a device mesh";
   m.def("solve", &solve, py::arg("graph_json"), py::arg("mesh") = "8", py::arg("cost_model") = "alpha-beta",
         py::arg("mode") = py::none(), py::arg("memory") = py::none(), py::arg("pins") = std::vector<std::string>{},
-        py::arg("unknown_ops") = "error", py::arg("time_limit") = py::none(),
+        py::arg("unknown_ops") = "error", py::arg("time_limit") = py::none(), py::arg("plan") = "",
+        py::arg("seed") = 1,
         "Finds the cheapest sharding of a graph (graph JSON as str or dict) and proves it optimal.\n"
+        "plan: '' (any), a plan family as `synth --plan` takes ('megatron', 'fsdp', 'zero1', ...), or 'random'\n"
+        "(one seeded random legal plan, `seed`, not searched).\n"
         "Returns a dict: directives (text), schedule (dict), cost, unit, proven_optimal, lower_bound,\n"
         "stop_reason, trace (one dict per search step, docs/trace_jsonl.md) and warnings.\n"
         "Bad input raises ValueError.");

@@ -1,5 +1,5 @@
 // End-to-end tests of the torch.fx path: examples/export_fx.py (run with
-// /usr/bin/python3 and Debian's python3-torch) writes graph JSON from the
+// the project's .venv/ Python, SHARDSYNTH_PYTHON_EXE) writes graph JSON from the
 // torch MLP, GPT-2 and Llama, and the real `synth` binary solves it to the same
 // optimum as the built-in builder for the same sizes.
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@ using namespace shardsynth::testing;
 namespace {
 
 const std::string kSynth = SHARDSYNTH_SYNTH_BIN;
-const std::string kPython = "/usr/bin/python3";
+const std::string kPython = SHARDSYNTH_PYTHON_EXE;  // the project's .venv (scripts/bootstrap)
 const std::string kExporter = std::string(SHARDSYNTH_EXAMPLES_DIR) + "/export_fx.py";
 
 // Solves with `synth ARGS --schedule FILE` and returns the schedule's cost;

@@ -2,7 +2,7 @@
 with examples/export_fx.py: fx_export_test checks that `synth` names it, and
 keeps it replicated with --unknown-ops=replicate.
 
-    /usr/bin/python3 tests/e2e/fx_unknown_op.py EXAMPLES_DIR OUT.json
+    .venv/bin/python tests/e2e/fx_unknown_op.py EXAMPLES_DIR OUT.json
 """
 import sys
 

@@ -206,9 +206,9 @@ std::vector<double> shard_run_losses(const std::string& out, int steps) {
 }  // namespace
 
 TEST_CASE("train_PlainPyTorchAdamAgreesWithShardRunOnGpt2At8Ranks") {
-  const std::string python = "/usr/bin/python3";
+  const std::string python = SHARDSYNTH_PYTHON_EXE;
   if (run_command(python + " -c 'import torch'").exit_code != 0) {
-    MESSAGE("skipped: /usr/bin/python3 has no torch (Debian python3-torch)");
+    MESSAGE("skipped: " << python << " has no torch (scripts/bootstrap installs it)");
     return;
   }
   const auto dir = scratch_dir("train_oracle");

@@ -43,8 +43,8 @@ foreach(path "./usr/bin/synth\n" "./usr/bin/shard-run\n" "./usr/include/shardsyn
     message(FATAL_ERROR "deb_test: the .deb lacks ${path}:\n${contents}")
   endif()
 endforeach()
-if(HAVE_PYTHON AND NOT contents MATCHES "\\./usr/lib/python3/dist-packages/shardsynth\\.[^ \n]*\\.so\n")
-  message(FATAL_ERROR "deb_test: the .deb lacks usr/lib/python3/dist-packages/shardsynth.*.so:\n${contents}")
+if(HAVE_PYTHON AND NOT contents MATCHES "\\./usr/lib/python3/dist-packages/shardsynth/_native\\.[^ \n]*\\.so\n")
+  message(FATAL_ERROR "deb_test: the .deb lacks usr/lib/python3/dist-packages/shardsynth/_native.*.so:\n${contents}")
 endif()
 
 step("dpkg-deb --field" dpkg-deb --field ${deb} Package Version Depends)
@@ -76,6 +76,6 @@ if(HAVE_PYTHON)
   # Lines, not `;` (a CMake list separator).
   step("the unpacked Python module" ${run} PYTHONPATH=${root}/usr/lib/python3/dist-packages ${PYTHON} -c
        "import shardsynth\nprint(shardsynth.__file__)\nprint(shardsynth.solve(shardsynth.builtin_graph('mlp'), mesh='8', cost_model='slapo')['cost'])")
-  expect_output("the unpacked Python module" "${root}/usr/lib/python3/dist-packages/shardsynth." "131072")
+  expect_output("the unpacked Python module" "${root}/usr/lib/python3/dist-packages/shardsynth/__init__.py" "131072")
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -1,5 +1,5 @@
 """Tests of the Python module `shardsynth` (synth/python/), run by ctest with
-/usr/bin/python3: python3 binding_test.py MODULE_DIR SYNTH_BINARY.
+.venv/bin/python (the project environment): python binding_test.py PACKAGE_DIR SYNTH_BINARY.
 
 The module must agree with the `synth` command on the same input."""
 import json

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A plain-PyTorch Llama forward checked against `shard-run --output` on 8 ranks.
 
 Random weights under Hugging Face LlamaForCausalLM names go to a safetensors

@@ -1,6 +1,6 @@
 // The backward table (runtime/backward.hpp) against PyTorch autograd:
-// tests/runtime/backward_torch.py (run with /usr/bin/python3 and Debian's
-// python3-torch) reads the same random operands and output gradients from a
+// tests/runtime/backward_torch.py (run with the project's .venv/ Python,
+// SHARDSYNTH_PYTHON_EXE) reads the same random operands and output gradients from a
 // safetensors file and writes torch's float64 gradients back, for linear,
 // layernorm, softmax, gelu_tanh, matmul (batch broadcast) and embedding (a
 // vocab shard at a nonzero offset, compared with torch's rows of it).
@@ -26,7 +26,7 @@ using runtime::Tensor;
 
 namespace {
 
-const std::string kPython = "/usr/bin/python3";
+const std::string kPython = SHARDSYNTH_PYTHON_EXE;  // the project's .venv (scripts/bootstrap)
 const std::string kScript = std::string(SHARDSYNTH_RUNTIME_TESTS_DIR) + "/backward_torch.py";
 
 Tensor random_tensor(std::mt19937& gen, std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f) {
@@ -61,7 +61,7 @@ void check_close(const std::string& what, const Tensor& got, const Tensor& want)
 
 TEST_CASE("backward_torch_GradientsMatchAutograd") {
   if (testing::run_command(kPython + " -c 'import torch'").exit_code != 0) {
-    std::cout << "backward_torch: SKIPPED: " << kPython << " cannot import torch (install python3-torch)\n";
+    std::cout << "backward_torch: SKIPPED: " << kPython << " cannot import torch (scripts/bootstrap installs it)\n";
     return;
   }
   std::mt19937 gen(7);

@@ -59,7 +59,7 @@ std::map<std::string, int> reference_shards(const ir::Graph& g, int count) {
   const auto dir = testing::scratch_dir("fairscale_ref");
   const auto path = dir / "graph.json";
   std::ofstream(path) << nlohmann::json{{"shard_count", count}, {"nodes", nodes}}.dump();
-  const auto r = testing::run_command("/usr/bin/python3 " + std::string(SHARDSYNTH_SYNTH_TESTS_DIR) +
+  const auto r = testing::run_command(std::string(SHARDSYNTH_PYTHON_EXE) + " " + std::string(SHARDSYNTH_SYNTH_TESTS_DIR) +
                                       "/fairscale_reference.py " + path.string());
   std::filesystem::remove_all(dir);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);

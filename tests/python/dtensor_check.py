@@ -1,0 +1,165 @@
+"""shardsynth.parallelize on real torch.distributed: 8 CPU ranks with gloo.
+
+    python dtensor_check.py PACKAGE_DIR [--models gpt2,llama,qwen2,mistral] [--meshes 8,2x4]
+                            [--plans optimum,megatron,fsdp,zero1,random]
+
+The parent traces each tiny `transformers` model (built from its config,
+random weights, eager attention) once and solves it for every mesh and plan
+kind with shardsynth.solve; then 8 spawned ranks run every case: the model
+parallelized by the plan against the unsharded model on the same weights,
+its logits, then 3 AdamW steps (losses and every parameter). One line per
+case, then "N passed, M failed"; the exit code is 1 when any failed.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import socket
+import sys
+from typing import Any
+
+import torch
+
+LOGITS_RTOL = 1e-5   # max |sharded - whole| / max |whole| of the logits
+LOSS_RTOL = 1e-5     # the same for each step's loss
+PARAM_ATOL = 1e-5    # max |sharded - whole| of each parameter after 3 steps (weights are about 0.02)
+LR, EPS = 1e-3, 1e-3  # Adam's eps at 1e-3: with the default 1e-8 the update of a gradient near 0 is near
+#                       lr * sign(grad), and a sum that the shards round differently could flip it by 2 lr
+BATCH, SEQ, VOCAB = 8, 16, 128
+LAYERS = 1  # one block: DTensor's per-op dispatch on 8 processes sharing the machine's cores is the test's cost
+
+
+def build(name: str) -> torch.nn.Module:
+    """A tiny model of each family, seeded: the same weights in every process."""
+    import transformers as tf
+
+    torch.manual_seed(0)
+    common = dict(vocab_size=VOCAB, attn_implementation="eager")
+    if name == "gpt2":
+        return tf.GPT2LMHeadModel(tf.GPT2Config(n_layer=LAYERS, n_embd=64, n_head=8, n_positions=SEQ, resid_pdrop=0.0,
+                                                embd_pdrop=0.0, attn_pdrop=0.0, **common))
+    llama_like = dict(num_hidden_layers=LAYERS, hidden_size=64, num_attention_heads=8, num_key_value_heads=2,
+                      intermediate_size=128, max_position_embeddings=SEQ, **common)
+    configs = {"llama": (tf.LlamaForCausalLM, tf.LlamaConfig), "qwen2": (tf.Qwen2ForCausalLM, tf.Qwen2Config),
+               "mistral": (tf.MistralForCausalLM, tf.MistralConfig)}
+    model_cls, config_cls = configs[name]
+    return model_cls(config_cls(**llama_like))
+
+
+def inputs() -> torch.Tensor:
+    return torch.randint(0, VOCAB, (BATCH, SEQ), generator=torch.Generator().manual_seed(1))
+
+
+def solve_all(models: list, meshes: list, plans: list) -> list:
+    """(model, mesh, plan kind, graph, schedule) for every case, solved in this process."""
+    import shardsynth
+
+    cases = []
+    for name in models:
+        graph = shardsynth.trace(build(name), (inputs(),))
+        for mesh in meshes:
+            for kind in plans:
+                plan = "" if kind == "optimum" else kind
+                result = shardsynth.solve(graph, mesh=mesh, mode="training", plan=plan, seed=7)
+                cases.append((name, mesh, kind, graph, result["schedule"]))
+    return cases
+
+
+def relative(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.detach(), b.detach()
+    return float((a - b).abs().max() / b.abs().max().clamp_min(1e-12))
+
+
+def loss_of(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    logits = model(ids, use_cache=False).logits
+    return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
+
+
+def run_case(name: str, mesh_text: str, graph: dict, schedule: dict) -> tuple:
+    """('' when the sharded model matches the whole one, else what differs; the forward's
+    collectives as DTensor's CommDebugMode counts them, for the report)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.debug import CommDebugMode
+
+    import shardsynth
+
+    ref = build(name).eval()
+    model = copy.deepcopy(ref)
+    mesh = init_device_mesh("cpu", tuple(int(n) for n in mesh_text.split("x")))
+    model = shardsynth.parallelize(model, schedule, mesh, graph=graph)
+    ids = inputs()
+    with torch.no_grad(), CommDebugMode() as comm:
+        logits = model(ids, use_cache=False).logits
+    counts = ", ".join(f"{getattr(op, '__name__', str(op)).split('.')[0]} {n}"
+                       for op, n in sorted(comm.get_comm_counts().items(), key=lambda kv: str(kv[0])))
+    with torch.no_grad():
+        err = relative(logits, ref(ids, use_cache=False).logits)
+    if err > LOGITS_RTOL:
+        return f"logits differ by {err:.2e}", counts
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, eps=EPS)
+    ref_opt = torch.optim.AdamW(ref.parameters(), lr=LR, eps=EPS)
+    for step in range(3):
+        losses = []
+        for m, o in ((model, opt), (ref, ref_opt)):
+            o.zero_grad()
+            loss = loss_of(m, ids)
+            loss.backward()
+            o.step()
+            losses.append(loss.item())
+        if abs(losses[0] - losses[1]) > LOSS_RTOL * abs(losses[1]):
+            return f"step {step} loss {losses[0]} against {losses[1]}", counts
+    whole = dict(ref.named_parameters())
+    for pname, p in model.named_parameters():
+        err = float((p.full_tensor().detach() - whole[pname].detach()).abs().max())
+        if err > PARAM_ATOL:
+            return f"parameter {pname} differs by {err:.2e} after 3 steps", counts
+    return "", counts
+
+
+def rank_main(rank: int, world: int, port: int, package_dir: str, cases: list) -> None:
+    sys.path.insert(0, package_dir)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=world)
+    failed = 0
+    for name, mesh, kind, graph, schedule in cases:
+        counts = ""
+        try:
+            problem, counts = run_case(name, mesh, graph, schedule)
+        except Exception as e:  # noqa: BLE001 - reported as the case's failure
+            problem = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        failed += bool(problem)
+        if rank == 0:
+            print(f"{name} mesh {mesh} plan {kind}: {'ok' if not problem else 'FAILED: ' + problem}"
+                  f" (forward collectives: {counts or 'none'})", flush=True)
+    if rank == 0:
+        print(f"{len(cases) - failed} passed, {failed} failed", flush=True)
+    torch.distributed.destroy_process_group()
+    if failed:
+        sys.exit(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("package_dir")
+    parser.add_argument("--models", default="gpt2,llama,qwen2,mistral")
+    parser.add_argument("--meshes", default="8,2x4")
+    parser.add_argument("--plans", default="optimum,megatron,fsdp,zero1,random")
+    args = parser.parse_args()
+    sys.path.insert(0, args.package_dir)
+    cases = solve_all(args.models.split(","), args.meshes.split(","), args.plans.split(","))
+    try:
+        torch.multiprocessing.spawn(rank_main, args=(8, free_port(), args.package_dir, cases), nprocs=8)
+    except torch.multiprocessing.ProcessExitedException:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
