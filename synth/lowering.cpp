@@ -9,6 +9,7 @@
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
 #include "costs/param_storage.hpp"
+#include "costs/row_exchange.hpp"
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
 #include "synth/followers.hpp"
@@ -69,10 +70,12 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
       for (const auto& held : out.nodes[from].strategies) {
         // The use's gradient goes to the stored spec, then to the gradient buffer (a slice).
         const costs::ParamStorage& storage = held.storage->storage;
-        const auto to_grad = model.reshard_cost(type, storage.stored, storage.grad, out.mesh);
+        const ir::TensorType grad{type.shape, costs::reduce_dtype(out.options.precision, type.dtype)};
+        const auto to_grad = model.reshard_cost(grad, storage.stored, storage.grad, out.mesh);
         for (std::size_t b = 0; b < out.nodes[to].strategies.size(); ++b) {
           const ir::Spec& use = param_spec(out, v, static_cast<int>(p), b);
-          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh);
+          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh,
+                                                   out.options.precision);
           // A recomputation reads its copy once more.
           const auto again = out.nodes[to].strategies[b].recompute ? model.reshard_cost(type, storage.stored, use, out.mesh)
                                                                      : std::optional<int64_t>(0);
@@ -120,7 +123,7 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
             continue;
           }
           const costs::OperandUse use{type, s.operands[operand], s.grad_partial[operand]};
-          const auto cost = costs::storage_cost(model, choice.storage, use, out.mesh);
+          const auto cost = costs::storage_cost(model, choice.storage, use, out.mesh, out.options.precision);
           // A recomputation gathers the parameter once more.
           const auto again = s.recompute ? model.reshard_cost(type, choice.storage.stored, use.spec, out.mesh)
                                          : std::optional<int64_t>(0);
@@ -240,7 +243,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
         s.result = s.output = choice.storage.stored;
         s.storage = std::move(choice);
         pn.costs.push_back(options.allow && !options.allow(graph, v, s) ? kForbidden : 0);
-        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh).total());
+        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh, options.precision).total());
         strategies.push_back(std::move(s));
       }
     }
@@ -321,6 +324,7 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
       continue;
     }
     const double flops = ir::forward_flops(graph, v, rule);
+    const std::string& normalized = ir::op_info(node.kind, node.name).normalized;
     const std::size_t first_param = rule.operands.size() - node.params.size();
     std::vector<StrategyInfo> strategies;
     const bool twins = offers_recompute && ir::may_recompute(graph, segments, v);
@@ -339,12 +343,15 @@ Lowered lower(const ir::Graph& graph, const ir::Mesh& mesh, const costs::CostMod
         params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
       }
       auto cost = costs::op_cost(model, mode, flops, shards, node.type, s.result, s.output, params, mesh);
-      if (!cost) continue;
+      const auto exchange = costs::op_exchange_cost(model, mode, rule, normalized, s.factor_axes, mesh);
+      if (!cost || !exchange) continue;
       s.cost = *cost;
+      s.cost.exchange = *exchange;
       if (twins) {
         const auto forward = costs::op_cost(model, costs::Mode::inference, flops, shards, node.type, s.result,
                                             s.output, {}, mesh);
-        forward_again.push_back(forward ? forward->total() : -1);
+        const auto again = costs::op_exchange_cost(model, costs::Mode::inference, rule, normalized, s.factor_axes, mesh);
+        forward_again.push_back(forward && again ? forward->total() + *again : -1);
       }
       strategies.push_back(std::move(s));
     }

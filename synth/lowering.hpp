@@ -71,6 +71,7 @@ struct LowerOptions {
   std::optional<int64_t> memory_budget;       // per-device bytes; unset = no limit
   StrategyFilter allow;                       // strategies it rejects are forbidden; empty = all allowed
   bool recompute = true;                      // training with a budget: offer recomputing op outputs (synth/recompute.hpp)
+  costs::PrecisionPolicy precision;           // training: gradient-reduce and master dtypes (costs/precision.hpp)
 };
 
 struct NodeLabel {
