@@ -33,6 +33,7 @@
 #include "synth/report/graphviz.hpp"
 #include "synth/report/iteration_table.hpp"
 #include "synth/report/memory_plot.hpp"
+#include "synth/report/loss_head_report.hpp"
 #include "synth/report/memory_report.hpp"
 #include "synth/report/progress_line.hpp"
 #include "synth/report/trace_command.hpp"
@@ -450,7 +451,8 @@ int run(const Flags& flags, const std::string& model_name) {
     result.schedule.memory = synth::memory_figures(result.lowered, search.best);
     result.schedule.memory->tensors = synth::memory_ledger(result.lowered, search.best);
     text += "\n" + synth::memory_report_text(*result.schedule.memory, mesh, options.lower.mode,
-                                              costs::policy_text(options.lower.precision, graph));
+                                              costs::policy_text(options.lower.precision, graph)) +
+            synth::loss_head_text(result.lowered, search.best);
   }
 
   std::fputs(text.c_str(), stdout);
