@@ -6,8 +6,8 @@ namespace shardsynth::costs {
 
 ir::SpecSpace AlphaBetaCostModel::spec_space(const ir::Mesh&) const { return ir::SpecSpace{-1, false, true}; }
 
-int64_t AlphaBetaCostModel::compute_cost(double flops, const ir::Mesh& mesh) const {
-  return std::llround(flops / (mesh.peak_tflops * 1000.0));
+int64_t AlphaBetaCostModel::compute_cost(double flops, ir::DType dtype, const ir::Mesh& mesh) const {
+  return std::llround(flops / (ir::peak_tflops(mesh, dtype) * 1000.0));
 }
 
 double ring_bytes(CollectiveKind kind, int64_t n, double m) {

@@ -31,7 +31,7 @@ class AlphaBetaCostModel final : public CostModel {
   bool resolves_partial_in_op() const override { return false; }
   bool shards_graph_inputs() const override { return true; }
   bool replicated_outputs() const override { return false; }
-  int64_t compute_cost(double flops, const ir::Mesh& mesh) const override;
+  int64_t compute_cost(double flops, ir::DType dtype, const ir::Mesh& mesh) const override;
   int64_t collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
                           const ir::Mesh& mesh) const override;
 };

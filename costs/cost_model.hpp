@@ -37,8 +37,9 @@ class CostModel {
   // Whether graph outputs must end replicated; when false any spec without a
   // pending partial sum will do.
   virtual bool replicated_outputs() const = 0;
-  // Cost of `flops` floating-point operations on one device.
-  virtual int64_t compute_cost(double flops, const ir::Mesh& mesh) const = 0;
+  // Cost of `flops` floating-point operations in element type `dtype` on
+  // one device (at the mesh's peak for that dtype: ir::peak_tflops).
+  virtual int64_t compute_cost(double flops, ir::DType dtype, const ir::Mesh& mesh) const = 0;
   // Price of one collective step on a tensor of global type `tensor` whose
   // spec before the step is `before`.
   virtual int64_t collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,

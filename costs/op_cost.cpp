@@ -7,8 +7,6 @@
 namespace shardsynth::costs {
 namespace {
 
-constexpr int64_t kAdamStateBytes = 2 * 4;  // two fp32 moments per element
-
 ir::Spec with_partial(ir::Spec spec, const std::vector<int>& axes) {
   spec.partial.insert(spec.partial.end(), axes.begin(), axes.end());
   std::sort(spec.partial.begin(), spec.partial.end());
@@ -29,7 +27,7 @@ std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_
                               const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
                               const std::vector<OperandUse>& params, const ir::Mesh& mesh) {
   OpCost cost;
-  const int64_t forward = model.compute_cost(forward_flops / static_cast<double>(shards), mesh);
+  const int64_t forward = model.compute_cost(forward_flops / static_cast<double>(shards), result_type.dtype, mesh);
   cost.compute = mode == Mode::training ? 3 * forward : forward;
   if (result != output) {
     auto resolve = model.reshard_cost(result_type, result, output, mesh);
@@ -68,10 +66,12 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
 }
 
 std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
-                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh) {
+                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh,
+                                       const PrecisionPolicy& policy) {
   if (mode == Mode::inference || stored == use) return 0;
+  const ir::TensorType grad{type.shape, reduce_dtype(policy, type.dtype)};
   auto forward = model.reshard_cost(type, stored, use, mesh);
-  auto backward = model.reshard_cost(type, use, stored, mesh);
+  auto backward = model.reshard_cost(grad, use, stored, mesh);
   if (!forward || !backward) return std::nullopt;
   return 2 * *forward + *backward;
 }
@@ -80,10 +80,13 @@ int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const
   return ir::num_elements(ir::local_shape(type.shape, spec, mesh)) * ir::dtype_bytes(type.dtype);
 }
 
-int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {
+int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh,
+                    const PrecisionPolicy& policy) {
   const int64_t elements = ir::num_elements(ir::local_shape(type.shape, spec, mesh));
   const int64_t bytes = elements * ir::dtype_bytes(type.dtype);
-  return mode == Mode::training ? 2 * bytes + kAdamStateBytes * elements : bytes;
+  if (mode == Mode::inference) return bytes;
+  const int64_t grad = elements * ir::dtype_bytes(reduce_dtype(policy, type.dtype));
+  return bytes + grad + elements * optimizer_bytes_per_element(policy, type.dtype);
 }
 
 }  // namespace shardsynth::costs

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "costs/cost_model.hpp"
+#include "costs/precision.hpp"
 
 namespace shardsynth::costs {
 
@@ -58,8 +59,9 @@ struct OpCost {
   int64_t resolve = 0;    // in-op resolution of a partial result
   int64_t grad_sync = 0;  // parameter gradient resolution (training)
   int64_t recompute = 0;  // training: the forward's compute and resolution again, for an output recomputed in the backward
+  int64_t exchange = 0;   // rows' statistics exchanged inside a normalizing op (costs/row_exchange.hpp)
 
-  int64_t total() const { return compute + resolve + grad_sync + recompute; }
+  int64_t total() const { return compute + resolve + grad_sync + recompute + exchange; }
 };
 
 // `shards` is the number of pieces the op's iteration space is split into.
@@ -80,15 +82,19 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
 // stored in `stored`: the stored parameter is resharded to the use's spec
 // for the use's forward and again for its backward (the copy is held only
 // around each use, as a gathered parameter is), and the use's resolved
-// gradient goes back to the stored spec, where it joins the stored
-// parameter's gradient. Inference reads both from the same weights: 0.
-// Returns nullopt when unreachable.
+// gradient goes back to the stored spec (in the policy's reduce dtype), where
+// it joins the stored parameter's gradient. Inference reads both from the
+// same weights: 0. Returns nullopt when unreachable.
 std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
-                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh);
+                                       const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh,
+                                       const PrecisionPolicy& policy = {});
 
 // Bytes one device holds for a parameter: the shard, plus in training its
-// gradient (same dtype) and Adam's two fp32 moments.
-int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh);
+// gradient (in the policy's reduce dtype) and the optimizer state (Adam's two
+// moments and, when the parameter is not in the master dtype, the master
+// copy: costs/precision.hpp).
+int64_t param_bytes(Mode mode, const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh,
+                    const PrecisionPolicy& policy = {});
 // Bytes one device holds for an activation shard.
 int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh);
 

@@ -5,7 +5,8 @@
 // The parameter lives in `stored` and is moved to each use's spec before the
 // forward pass and again before the backward pass (an all-gather when the
 // use is less sharded: ZeRO-3/FSDP; free when they agree). The use's gradient
-// (partial on the axes its op contracted it over) is reduced into `grad`;
+// (partial on the axes its op contracted it over) is reduced into `grad` in
+// the policy's reduce dtype (costs/precision.hpp);
 // `grad` is `stored` (all-reduce, ZeRO-1 and plain data parallelism) or
 // `state` (reduce-scatter, ZeRO-2/3). The optimizer updates the `state`
 // shard (Adam's two fp32 moments live there), and the updated shard is moved
@@ -31,20 +32,23 @@ struct ParamStorage {
 // Cost per training step of a parameter stored as `storage` and read by its
 // op as `use` (spec and gradient partial axes): the forward and backward
 // moves stored -> use, the gradient's reduction use+partial -> grad, the
-// slice grad -> state, and the updated shard's move state -> stored. Returns
-// nullopt when a move is unreachable.
+// slice grad -> state, and the updated shard's move state -> stored (cast
+// from the master copy to the parameter's dtype first). The reduction and
+// the slice move the reduce dtype's bytes, the others the parameter's.
+// Returns nullopt when a move is unreachable.
 std::optional<int64_t> storage_cost(const CostModel& model, const ParamStorage& storage, const OperandUse& use,
-                                    const ir::Mesh& mesh);
+                                    const ir::Mesh& mesh, const PrecisionPolicy& policy = {});
 
 struct StorageBytes {
   int64_t param = 0;  // bytes of the stored shard
-  int64_t grad = 0;   // bytes of the gradient buffer
-  int64_t state = 0;  // bytes of Adam's two fp32 moments on the state shard
+  int64_t grad = 0;   // bytes of the gradient buffer (reduce dtype)
+  int64_t state = 0;  // bytes of the optimizer state on the state shard: Adam's moments and any master copy
 
   int64_t total() const { return param + grad + state; }
 };
 
 // Bytes one device holds for a parameter stored as `storage` (training).
-StorageBytes storage_bytes(const ir::TensorType& type, const ParamStorage& storage, const ir::Mesh& mesh);
+StorageBytes storage_bytes(const ir::TensorType& type, const ParamStorage& storage, const ir::Mesh& mesh,
+                           const PrecisionPolicy& policy = {});
 
 }  // namespace shardsynth::costs

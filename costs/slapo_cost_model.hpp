@@ -25,7 +25,7 @@ class SlapoCostModel final : public CostModel {
   bool resolves_partial_in_op() const override { return true; }
   bool shards_graph_inputs() const override { return false; }
   bool replicated_outputs() const override { return true; }
-  int64_t compute_cost(double, const ir::Mesh&) const override { return 0; }
+  int64_t compute_cost(double, ir::DType, const ir::Mesh&) const override { return 0; }
   int64_t collective_cost(const Collective& step, const ir::TensorType& tensor, const ir::Spec& before,
                           const ir::Mesh& mesh) const override;
 };

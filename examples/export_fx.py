@@ -36,7 +36,7 @@ FORMAT = "shardsynth-graph"
 VERSION = 1
 # Kinds of shardsynth's op table that this exporter writes; an unmatched op
 # whose name collides with one of them gets a suffix so it stays unknown.
-TABLE_KINDS = {"add", "causal_mask", "conv1d", "dropout", "embedding", "gelu", "gelu_tanh", "layernorm", "linear",
+TABLE_KINDS = {"add", "causal_mask", "conv1d", "cross_entropy", "dropout", "embedding", "gelu", "gelu_tanh", "layernorm", "linear",
                "matmul", "mul", "opaque", "permute", "relu", "repeat_kv", "rms_norm", "rotary", "scale", "silu",
                "softmax", "split", "transpose", "view"}
 DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.int64: "int64"}
@@ -49,7 +49,7 @@ FUNCTIONS = {
     F.relu: "relu", torch.relu: "relu", F.silu: "silu", F.softmax: "softmax", torch.softmax: "softmax", F.dropout: "dropout",
     torch.where: "where", operator.getitem: "getitem", torch.split: "split", torch.chunk: "chunk",
     torch.permute: "permute", torch.transpose: "transpose", torch.reshape: "view", torch.flatten: "view",
-    torch.unsqueeze: "view", torch.squeeze: "view",
+    torch.unsqueeze: "view", torch.squeeze: "view", F.cross_entropy: "cross_entropy",
 }
 METHODS = {"add": "add", "div": "truediv", "mul": "mul", "matmul": "matmul", "softmax": "softmax", "view": "view",
            "reshape": "view", "flatten": "view", "unsqueeze": "view", "squeeze": "view", "permute": "permute",
@@ -218,6 +218,17 @@ class _Exporter:
             return None
         return self.unknown(node, type(module).__name__, inputs, target, self.params_of(node, module))
 
+    def cross_entropy_divisor(self, node: torch.fx.Node, inputs: list[torch.fx.Node]) -> float | None:
+        """F.cross_entropy(logits [N, C], labels [N]) without class weights or label smoothing: the table's
+        cross_entropy, whose "divisor" is N for reduction="mean" (every label counted: labels equal to
+        ignore_index are not told apart in a graph) and 1 for "sum"; None for anything else."""
+        logits, labels = (list(self.meta(n).shape) for n in inputs)
+        reduction = _arg(node, 5, "reduction", "mean")
+        plain = _arg(node, 2, "weight") is None and not _arg(node, 6, "label_smoothing", 0.0)
+        if len(logits) != 2 or labels != logits[:1] or not plain or reduction not in ("mean", "sum"):
+            return None
+        return float(labels[0]) if reduction == "mean" else 1.0
+
     def is_last_dim(self, node, input_node, dim):
         rank = len(self.meta(input_node).shape)
         return isinstance(dim, int) and dim in (-1, rank - 1)
@@ -258,6 +269,10 @@ class _Exporter:
             return self.emit(node, op, inputs, target)
         if op == "softmax" and len(inputs) == 1 and self.is_last_dim(node, x, _arg(node, 1, "dim")):
             return self.emit(node, "softmax", inputs, target)
+        if op == "cross_entropy" and len(inputs) == 2:
+            divisor = self.cross_entropy_divisor(node, inputs)
+            if divisor is not None:
+                return self.emit(node, "cross_entropy", inputs, target, real_attrs={"divisor": divisor})
         condition = _arg(node, 1, "mask") if node.target == "masked_fill" else _arg(node, 0, "condition")
         if op == "where" and len(inputs) == 1 and x is not condition:
             return self.emit(node, "causal_mask", inputs, target)  # a select against a constant mask

@@ -148,8 +148,7 @@ Graph build_gpt2(const Gpt2Config& c) {
   // The LM head has no bias and shares wte's weight ([vocab, e] is Linear's [out, in]).
   const std::string logits = top.op("lm_head", "linear", {b, t, c.vocab}, {normed},
                                     {Param{"weight", {{c.vocab, e}, c.dtype}, tokens + ".weight"}});
-  const TensorType logits_type = graph.node(*graph.find(logits)).type;
-  graph.add_node(Node{std::string(kOutput), std::string(kOutput), "", logits_type, {}, {}, {}}, {logits});
+  add_lm_head(graph, logits, c.loss_head);
   return graph;
 }
 

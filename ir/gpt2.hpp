@@ -22,6 +22,7 @@ struct Gpt2Config {
   int64_t vocab = 50257;         // rows of wte.weight and columns of the logits
   int64_t n_positions = 1024;    // rows of wpe.weight; the longest sequence
   DType dtype = DType::float32;  // element type of every parameter and activation
+  bool loss_head = false;        // end in the cross-entropy loss against a labels input (add_lm_head), not the logits
 };
 
 // Presets "small" (12 layers, 12 heads, 768), "medium" (24, 16, 1024),
@@ -30,7 +31,7 @@ struct Gpt2Config {
 Gpt2Config gpt2_preset(std::string_view name);
 
 // input_ids, position_ids -> wte + wpe -> blocks -> ln_f -> lm_head (tied to
-// wte.weight) -> output. Throws InputError when a size is not positive,
+// wte.weight) -> output (or, with loss_head, -> loss against labels -> output). Throws InputError when a size is not positive,
 // n_head does not divide n_embd, or seq exceeds n_positions.
 Graph build_gpt2(const Gpt2Config& config);
 

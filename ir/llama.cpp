@@ -173,8 +173,7 @@ Graph build_llama(const LlamaConfig& c) {
   Param head = top.param("weight", {c.vocab, e});
   if (c.tied) head.tied_to = embed + ".weight";
   const std::string logits = top.op("lm_head", "linear", {b, t, c.vocab}, {normed}, {std::move(head)});
-  const TensorType logits_type = graph.node(*graph.find(logits)).type;
-  graph.add_node(Node{std::string(kOutput), std::string(kOutput), "", logits_type, {}, {}, {}}, {logits});
+  add_lm_head(graph, logits, c.loss_head);
   return graph;
 }
 

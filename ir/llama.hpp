@@ -31,6 +31,7 @@ struct LlamaConfig {
   double rope_theta = 500000;           // rotary base (10000 for Llama 2); no rope_scaling
   double rms_norm_eps = 1e-5;           // RMSNorm's epsilon
   DType dtype = DType::float32;         // element type of every parameter and activation
+  bool loss_head = false;               // end in the cross-entropy loss against a labels input (add_lm_head), not the logits
 };
 
 // Presets from the published configs: llama-3.2-1b, llama-3.2-3b (tied),

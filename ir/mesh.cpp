@@ -47,7 +47,33 @@ std::vector<double> parse_list(std::string_view text, const char* what, std::siz
   }
   return values;
 }
+// "dtype_peak_tflops": {"bfloat16": 989, ...} as a map; `where` names the source in errors.
+std::map<DType, double> read_dtype_peaks(const nlohmann::json& v, const std::string& where) {
+  auto fail = [&](const std::string& why) { return InputError(where + ": field 'dtype_peak_tflops' " + why); };
+  if (!v.is_object()) throw fail("must map dtypes to numbers");
+  std::map<DType, double> peaks;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    DType dtype{};
+    try {
+      dtype = parse_dtype(it.key());
+    } catch (const InputError&) {
+      throw fail("names an unknown dtype '" + it.key() + "'");
+    }
+    const nlohmann::json& peak = it.value();
+    if (!peak.is_number() || !(peak.get<double>() > 0) || !std::isfinite(peak.get<double>())) {
+      throw fail("must hold positive numbers");
+    }
+    peaks[dtype] = peak.get<double>();
+  }
+  return peaks;
+}
+
 }  // namespace
+
+double peak_tflops(const Mesh& mesh, DType dtype) {
+  const auto it = mesh.dtype_peak_tflops.find(dtype);
+  return it == mesh.dtype_peak_tflops.end() ? mesh.peak_tflops : it->second;
+}
 
 int64_t Mesh::num_devices() const {
   int64_t n = 1;
@@ -124,6 +150,7 @@ Mesh mesh_from_json(const std::string& text, const std::string& where) {
     if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) throw fail("peak_tflops", "must be a positive number");
     mesh.peak_tflops = v.get<double>();
   }
+  if (j.contains("dtype_peak_tflops")) mesh.dtype_peak_tflops = read_dtype_peaks(j["dtype_peak_tflops"], where);
   if (j.contains("memory_bytes")) {
     const auto& v = j["memory_bytes"];
     if (!v.is_number_integer() || v.get<int64_t>() <= 0) throw fail("memory_bytes", "must be a positive integer");

@@ -29,6 +29,7 @@ struct ModelFlags {
   LlamaConfig llama{-1, -1, -1, -1, -1, -1, -1, -1, -1, false, 500000, 1e-5, DType::float32};  // llama sizes; negative = the preset's
   int llama_tied = -1;            // llama --tied (1) / --untied (0); -1 = the preset's
   std::string dtype = "float32";  // --dtype
+  bool loss_head = false;         // --loss-head: gpt2 and llama end in the cross-entropy loss (ir::add_lm_head)
   std::string graph_path;         // positional graph JSON file (docs/graph_json.md); empty = a model subcommand
   std::string unknown_ops = "error";  // --unknown-ops: error or replicate
 };
@@ -53,7 +54,9 @@ inline void add_llama_subcommand(CLI::App& app, ModelFlags& flags) {
 
 // Adds the `mlp`, `gpt2` and `llama` subcommands with their size flags, and --dtype.
 inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
-  app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16")->capture_default_str();
+  app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16 (or fp32, fp16, bf16)")->capture_default_str();
+  app.add_flag("--loss-head", flags.loss_head,
+               "gpt2, llama: end in the cross-entropy loss against a labels input, planned like any op (default: the logits)");
   auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
   mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str()->check(positive_number());
   mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str()->check(positive_number());
@@ -96,9 +99,13 @@ inline std::string chosen_model(const CLI::App& app, const ModelFlags& flags) {
 // file; one line per replicated unknown op goes to `warnings`). Throws
 // InputError on bad sizes or a bad graph file.
 inline Graph build_model(const ModelFlags& flags, const std::string& model, std::vector<std::string>* warnings = nullptr) {
-  if (model == "graph") return load_graph_json(flags.graph_path, {parse_unknown_ops(flags.unknown_ops), warnings});
+  if (model == "graph") {
+    if (flags.loss_head) throw InputError("--loss-head builds the loss into a model subcommand's graph, not a graph file");
+    return load_graph_json(flags.graph_path, {parse_unknown_ops(flags.unknown_ops), warnings});
+  }
   const DType dtype = parse_dtype(flags.dtype);
   if (model == "mlp") {
+    if (flags.loss_head) throw InputError("--loss-head needs a language model (gpt2, llama), not mlp");
     MlpConfig config = flags.mlp;
     config.dtype = dtype;
     return build_mlp(config);
@@ -117,6 +124,7 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
           {f.batch, &config.batch}});
     if (flags.llama_tied >= 0) config.tied = flags.llama_tied == 1;
     config.dtype = dtype;
+    config.loss_head = flags.loss_head;
     return build_llama(config);
   }
   const Gpt2Config& f = flags.gpt2;
@@ -124,6 +132,7 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
   take({{f.n_layer, &config.n_layer}, {f.n_head, &config.n_head}, {f.n_embd, &config.n_embd}, {f.seq, &config.seq},
         {f.batch, &config.batch}, {f.vocab, &config.vocab}});
   config.dtype = dtype;
+  config.loss_head = flags.loss_head;
   return build_gpt2(config);
 }
 

@@ -19,6 +19,20 @@ Node linear(const std::string& name, int64_t in_features, int64_t out_features, 
               {}};
 }
 
+void add_lm_head(Graph& graph, const std::string& logits, bool loss_head) {
+  const TensorType logits_type = graph.node(*graph.find(logits)).type;
+  if (!loss_head) {
+    graph.add_node(Node{std::string(kOutput), std::string(kOutput), "", logits_type, {}, {}, {}}, {logits});
+    return;
+  }
+  const std::vector<int64_t> positions(logits_type.shape.begin(), logits_type.shape.end() - 1);
+  graph.add_node(placeholder("labels", {positions, DType::int64}));
+  const TensorType loss{{}, DType::float32};
+  const auto divisor = static_cast<double>(num_elements(positions));
+  graph.add_node(Node{"loss", "cross_entropy", "", loss, {}, {}, {{"divisor", divisor}}}, {logits, "labels"});
+  graph.add_node(Node{std::string(kOutput), std::string(kOutput), "", loss, {}, {}, {}}, {"loss"});
+}
+
 Graph build_mlp(const MlpConfig& c) {
   for (auto [name, value] : {std::pair{"batch", c.batch}, {"seq", c.seq}, {"hidden", c.hidden}, {"ffn", c.ffn}}) {
     if (value < 1) throw InputError(std::string("mlp ") + name + " must be positive, got " + std::to_string(value));

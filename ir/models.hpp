@@ -22,5 +22,11 @@ Graph build_mlp(const MlpConfig& config);
 Node placeholder(const std::string& name, TensorType type);
 Node linear(const std::string& name, int64_t in_features, int64_t out_features, std::vector<int64_t> out_shape,
             DType dtype);
+// Ends a language model at node `logits` [..., vocab]: an output node of the
+// logits, or with `loss_head` the training loss inside the graph: a `labels`
+// placeholder (int64, the logits' leading shape: the next token of each
+// position, as a data loader hands them), a `loss` cross_entropy node (fp32,
+// the mean over the positions) and an output node of the scalar loss.
+void add_lm_head(Graph& graph, const std::string& logits, bool loss_head);
 
 }  // namespace shardsynth::ir

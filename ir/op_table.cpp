@@ -164,6 +164,23 @@ Equation split_equation(const Node& node, const std::vector<std::vector<int64_t>
   return {"...(qn)->...n", {{'q', sections}}};
 }
 
+// torch.nn.functional.cross_entropy of logits [..., v] against integer
+// labels [...], summed over every position and divided by the real attr
+// "divisor" (the mean: the label count): a scalar. Every factor is a
+// reduction, so a shard of positions or of the vocabulary yields a partial
+// sum of the loss; the vocabulary is also normalized over (the table's
+// `normalized`), Megatron's vocabulary-parallel cross-entropy.
+Equation cross_entropy_equation(const Node& node, const std::vector<std::vector<int64_t>>& inputs) {
+  if (inputs.size() != 2 || inputs[0].empty() || inputs[1].size() + 1 != inputs[0].size()) {
+    throw InputError("node '" + node.name + "' (cross_entropy) needs logits [..., vocab] and labels [...] of one rank less");
+  }
+  if (inputs[1].size() > 20) throw InputError("node '" + node.name + "' (cross_entropy): labels of rank above 20");
+  const std::string positions = letters(inputs[1].size());  // a, b, ...: never 'v
+  std::map<char, FactorKind> kinds{{'v', FactorKind::reduction}};
+  for (char c : positions) kinds[c] = FactorKind::reduction;
+  return {positions + "v," + positions + "->", {}, kinds};
+}
+
 // An op the table has no entry for, kept as data: every dim of every input
 // and of the result is a factor of its own that must stay replicated, so the
 // op runs on whole tensors whatever its arity or ranks. Its params (any) are
@@ -248,6 +265,9 @@ std::map<std::string, OpKindInfo, std::less<>> build_table() {
       // [..., kv*rep, s, d], kv major: sharding k shards the KV heads; a shard
       // of r alone leaves the input replicated (each device repeats its copy).
       {"repeat_kv", "call_function", "<function repeat_kv>", "...ksd->...(kr)sd", {}, {}, nullptr, 0, ""},
+      // The loss head (a scalar); flops per logit: max, subtract, exp, sum.
+      {"cross_entropy", "call_function", "<function cross_entropy>", "", {}, {}, cross_entropy_equation, 4, "", false,
+       false, "v"},
   };
   std::map<std::string, OpKindInfo, std::less<>> table;
   for (auto& entry : entries) table.emplace(entry.kind, std::move(entry));
@@ -359,6 +379,7 @@ std::string rule_table_text() {
     text += " flops=" + flops.str();
     if (!info.not_iterated.empty()) text += " not_iterated=" + info.not_iterated;
     if (info.linear) text += " linear";
+    if (!info.normalized.empty()) text += " normalized=" + info.normalized;
     text += "\n";
   }
   return text;

@@ -55,6 +55,9 @@ struct OpKindInfo {
   std::string not_iterated;              // factor letters left out of the iteration space (an embedding's vocab)
   bool linear = false;                   // distributes over a pending partial sum: f(a + b) = f(a) + f(b) (dropout, scale)
   bool any_params = false;               // params are not listed: a node may carry any, each an operand after the inputs (opaque)
+  std::string normalized;                // factor letters the op normalizes over (a softmax's sum of exponentials): while
+                                         // one is sharded, the op exchanges each row's max and sum of exponentials
+                                         // among the shards (costs/row_exchange.hpp)
 };
 
 // The whole table, ordered by kind.
@@ -75,7 +78,8 @@ ShardingRule rule_for(const Graph& graph, Vertex v);
 // factor extents, less the factors in not_iterated.
 double forward_flops(const Graph& graph, Vertex v, const ShardingRule& rule);
 // One line per kind: kind, equation and factor kinds, params (optional ones
-// marked '?'), flops per point and not_iterated letters. Golden-tested.
+// marked '?'), flops per point, not_iterated and normalized letters.
+// Golden-tested.
 std::string rule_table_text();
 
 }  // namespace shardsynth::ir

@@ -109,7 +109,6 @@ Spec parse_spec(std::string_view text, int mesh_rank) {
     if (pos != text.size()) throw InputError("bad spec " + quoted + ": trailing characters after the partial axes");
     std::sort(spec.partial.begin(), spec.partial.end());
   }
-  if (spec.dims.empty() && spec.partial.empty()) throw InputError("bad spec " + quoted + ": empty");
   for (auto [dim, count] : blocks_at) spec.set_blocks(static_cast<int>(dim), count);
   return spec;
 }

@@ -16,6 +16,7 @@
 //   1-D mesh:  R, S           e.g. RR, RS, SR, RR+P
 //   N-D mesh:  R, S0, S1, S01 e.g. S0RS1, RS01, RR+P0, S0R+P1
 //   blocked:   S(3), S1(3)    e.g. RRS(3): last dim sharded within each of 3 blocks
+//   scalar:    no dim tokens  "" (replicated), "+P01" (a pending partial sum)
 // (S01 = sharded over axis 0 then axis 1, axis 0 major.)
 #include <cstdint>
 #include <string>

@@ -83,6 +83,14 @@ std::map<std::string, BackwardFn> build_backward_kernels() {
          return input_gradient(split_backward(c.grad_output, input(f, 0).shape, attr(f, "dim"), attr(f, "sections"),
                                         attr(f, "index")));
        }},
+      {"cross_entropy",
+       [](C c) {
+         const KernelCall& f = c.forward;
+         Gradients g = input_gradient(cross_entropy_backward(input(f, 0), input(f, 1), global_row_stats(f),
+                                                             last_dim_offset(f), real_attr(f, "divisor"), c.grad_output));
+         g.inputs.emplace_back(std::nullopt);  // integer labels
+         return g;
+       }},
       {std::string(ir::kOutput), [](C c) { return input_gradient(c.grad_output); }},
   };
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "costs/alpha_beta_cost_model.hpp"
+#include "costs/row_exchange.hpp"
 #include "ir/op_table.hpp"
 #include "ir/recompute_segments.hpp"
 #include "runtime/init.hpp"
@@ -94,6 +95,30 @@ KernelCall saved_call(const ir::Node& node, const SavedOp& saved, const std::vec
   for (const auto& t : saved.inputs) call.inputs.push_back(&t);
   for (std::size_t p = 0; p < node.params.size(); ++p) call.params[node.params[p].name] = params.at(p);
   return call;
+}
+
+std::function<Tensor(const Tensor&)> row_exchange_hook(const ir::Graph& graph, ir::Vertex v, const SavedOp& saved,
+                                                       PricedResharder& resharder) {
+  const ir::Node& node = graph.node(v);
+  const std::string& normalized = ir::op_info(node.kind, node.name).normalized;
+  if (normalized.empty() || saved.input_specs.empty()) return {};
+  const ir::ShardingRule rule = ir::rule_for(graph, v);
+  const ir::Spec& spec = saved.input_specs[0];
+  const std::size_t first = rule.operands[0].size() - spec.dims.size();  // the spec describes the trailing dims
+  std::vector<int> axes;
+  for (std::size_t d = first; d < rule.operands[0].size(); ++d) {
+    for (int f : rule.operands[0][d]) {
+      const std::string& name = rule.factors[f].name;
+      if (name.size() != 1 || normalized.find(name[0]) == std::string::npos) continue;
+      axes.insert(axes.end(), spec.dims[d - first].begin(), spec.dims[d - first].end());
+    }
+  }
+  if (axes.empty()) return {};
+  std::sort(axes.begin(), axes.end());
+  return [&resharder, axes](const Tensor& local) {
+    const costs::RowExchange exchange = costs::row_exchange(local.shape.at(0), axes, resharder.mesh());
+    return resharder.move(local, exchange.type, exchange.from, exchange.to);
+  };
 }
 
 std::vector<const Tensor*> kernel_params(const ir::Graph& graph, ir::Vertex v, const std::vector<const Tensor*>& uses,
@@ -330,7 +355,9 @@ void ForwardPass::step(ir::Vertex v) {
   const std::vector<const Tensor*> params = kernel_params(graph_, v, uses, op.leader, zeroed);
   const auto kernel = kernels_.find(node.kind);
   if (kernel == kernels_.end()) throw std::invalid_argument("no kernel for node '" + node.name + "' (" + node.kind + ")");
-  Tensor local = kernel->second(saved_call(node, op, params));
+  KernelCall call = saved_call(node, op, params);
+  call.exchange = row_exchange_hook(graph_, v, op, resharder_);
+  Tensor local = kernel->second(call);
   if (sources_.param_uses) sources_.param_uses->give_back(node);  // a gathered copy lives for the op alone
   if (local.shape != op.out_shape) {
     throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +

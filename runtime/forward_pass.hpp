@@ -27,6 +27,7 @@
 // (resharded operands, partial results, a tied parameter's copy in
 // inference; with keep, those saved for the backward).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -101,6 +102,14 @@ struct SavedOp {
 
 // The KernelCall that `saved` records for `node`, reading `params` (node.params order).
 KernelCall saved_call(const ir::Node& node, const SavedOp& saved, const std::vector<const Tensor*>& params);
+
+// KernelCall::exchange for op v read as `saved` records: when the op
+// normalizes over a factor (ir::OpKindInfo::normalized) that its first
+// operand's spec shards, the all-gather of the rows' statistics among those
+// shards (costs/row_exchange.hpp) through `resharder`, which counts its bytes
+// as the cost model prices them; else empty.
+std::function<Tensor(const Tensor&)> row_exchange_hook(const ir::Graph& graph, ir::Vertex v, const SavedOp& saved,
+                                                       PricedResharder& resharder);
 
 // What op v's kernel reads for its parameters, given each use's local shard
 // (`uses`, node.params order): the shards themselves, but that a rank which

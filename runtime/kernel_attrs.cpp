@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "runtime/kernels.hpp"
+
 namespace shardsynth::runtime {
 namespace {
 
@@ -37,6 +39,13 @@ int64_t embedding_offset(const KernelCall& call) { return call.weight_offsets.em
 
 const std::vector<int64_t>& view_shape(const KernelCall& call) {
   return call.out_shape.empty() ? call.node.type.shape : call.out_shape;
+}
+
+int64_t last_dim_offset(const KernelCall& call) { return call.in_offsets.empty() ? 0 : call.in_offsets.back(); }
+
+Tensor global_row_stats(const KernelCall& call) {
+  Tensor local = softmax_row_stats(input(call, 0));
+  return call.exchange ? combine_row_stats(call.exchange(local)) : local;
 }
 
 }  // namespace shardsynth::runtime

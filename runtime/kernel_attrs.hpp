@@ -28,5 +28,11 @@ int64_t seq_offset(const KernelCall& call);
 int64_t embedding_offset(const KernelCall& call);
 // The output shape view produces: out_shape, or the node's global shape when empty.
 const std::vector<int64_t>& view_shape(const KernelCall& call);
+// The global index of the local first entry of the last dim of input 0
+// (cross_entropy's vocabulary offset): in_offsets' last, 0 for a whole tensor.
+int64_t last_dim_offset(const KernelCall& call);
+// The rows' global softmax statistics [rows, 2] of input 0 (softmax_row_stats),
+// exchanged among the vocabulary shards when the call has an exchange.
+Tensor global_row_stats(const KernelCall& call);
 
 }  // namespace shardsynth::runtime

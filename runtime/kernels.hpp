@@ -90,4 +90,22 @@ Tensor repeat_kv(const Tensor& x, int64_t out_heads);
 // Part `index` of `sections` equal parts along `dim` (negative counts from the end).
 Tensor split(const Tensor& x, int64_t dim, int64_t sections, int64_t index);
 
+// --- the loss head (kernels_loss.cpp) ---
+
+// Per row of logits [..., v] (a whole row, or this shard's slice of the
+// vocabulary): the max and the sum of exp(z - max), as [rows, 2].
+Tensor softmax_row_stats(const Tensor& logits);
+// The rows' global (max, sum) [rows, 2] from every vocabulary shard's pairs
+// side by side, [rows, 2 n] (costs/row_exchange.hpp's gathered layout).
+Tensor combine_row_stats(const Tensor& gathered);
+// torch.nn.functional.cross_entropy summed over the rows of logits
+// [..., v_local] against integer labels [...] (exact integers stored as
+// fp32) and divided by `divisor`, as a scalar. The logits' first column is
+// vocabulary entry `vocab_offset`, and `stats` holds each row's global
+// (max, sum) over the whole vocabulary: the shard at offset 0 adds each row's
+// log-sum-exp and the shard holding a row's label subtracts its logit, so
+// the sum over the vocabulary shards (and over shards of the rows) is the loss.
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& stats, int64_t vocab_offset,
+                     double divisor);
+
 }  // namespace shardsynth::runtime

@@ -40,6 +40,12 @@ PairGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dy);
 Tensor embedding_backward(const Tensor& ids, const std::vector<int64_t>& weight_shape, int64_t offset,
                           const Tensor& dy);
 
+// d loss / d logits of cross_entropy (kernels.hpp, same arguments) for the
+// loss's gradient dy (a scalar): dy (softmax(z) - onehot(label)) / divisor
+// on this shard's columns, the softmax from the rows' global statistics.
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& labels, const Tensor& stats, int64_t vocab_offset,
+                              double divisor, const Tensor& dy);
+
 // --- elementwise and normalization (kernels_backward_pointwise.cpp) ---
 
 // Gradients of layernorm over the last dim with affine weight[d] and bias[d].

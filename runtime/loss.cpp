@@ -11,7 +11,14 @@
 
 namespace shardsynth::runtime {
 
-std::string loss_name(LossKind kind) { return kind == LossKind::next_token ? "next_token" : "mse"; }
+std::string loss_name(LossKind kind) {
+  switch (kind) {
+    case LossKind::next_token: return "next_token";
+    case LossKind::in_graph: return "in_graph";
+    case LossKind::mse: break;
+  }
+  return "mse";
+}
 
 LossChoice choose_loss(const ir::Graph& graph) {
   const ir::Node* output = nullptr;
@@ -20,7 +27,7 @@ LossChoice choose_loss(const ir::Graph& graph) {
   }
   if (!output) throw ir::InputError("the model has no output node to take a loss of");
   const auto& shape = output->type.shape;
-  if (shape.empty()) return {};
+  if (shape.empty()) return {LossKind::in_graph, ""};
   const std::vector<int64_t> leading(shape.begin(), shape.end() - 1);
   for (ir::Vertex v : graph.topological_order()) {
     const ir::Node& node = graph.node(v);
@@ -86,6 +93,10 @@ LossValue mse(const Tensor& output, uint64_t seed) {
 }  // namespace
 
 LossValue compute_loss(const LossChoice& choice, const Tensor& output, const Tensor* labels, uint64_t seed) {
+  if (choice.kind == LossKind::in_graph) {
+    if (output.numel() != 1) throw std::invalid_argument("in-graph loss: the output is not a scalar");
+    return {output.data[0], Tensor{output.shape, {1.0f}}};
+  }
   if (choice.kind == LossKind::mse) return mse(output, seed);
   if (!labels) throw std::invalid_argument("next-token loss without labels");
   return next_token(output, *labels);

@@ -48,16 +48,27 @@ std::map<std::string, KernelFn> build_kernels() {
       {"transpose", [](C c) { return transpose(input(c, 0), attr(c, "dims", 0), attr(c, "dims", 1)); }},
       {"split",
        [](C c) { return split(input(c, 0), attr(c, "dim"), attr(c, "sections"), attr(c, "index")); }},
+      {"cross_entropy",
+       [](C c) {
+         return cross_entropy(input(c, 0), input(c, 1), global_row_stats(c), last_dim_offset(c),
+                              real_attr(c, "divisor"));
+       }},
       {std::string(ir::kOutput), [](C c) { return input(c, 0); }},
   };
 }
 
 // The vocabulary bound for an int64 placeholder: the fewest rows among the
-// embedding tables it feeds, kMaxExactId when it feeds none.
+// embedding tables it feeds and the vocabularies of the cross-entropy heads
+// it labels, kMaxExactId when it feeds none.
 int64_t vocab_limit(const ir::Graph& graph, ir::Vertex v) {
   int64_t limit = kMaxExactId;
   for (const auto& [user, index] : graph.users_of(v)) {
     const ir::Node& node = graph.node(user);
+    if (node.kind == "cross_entropy" && index == 1) {  // labels index the logits' last dim
+      const auto& logits = graph.node(graph.inputs_of(user).at(0)).type.shape;
+      if (!logits.empty()) limit = std::min(limit, logits.back());
+      continue;
+    }
     if (node.kind != "embedding") continue;
     for (const ir::Param& p : node.params) {
       if (p.name == "weight" && !p.type.shape.empty()) limit = std::min(limit, p.type.shape[0]);

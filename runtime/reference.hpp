@@ -22,6 +22,9 @@ struct KernelCall {
   std::vector<int64_t> out_shape;                 // this rank's output shape (view's target); empty = node.type.shape
   std::vector<int64_t> in_offsets;                // per dim of input 0: global index of the local first element
   std::vector<int64_t> weight_offsets;            // per dim of the "weight" param: global index of the local first element
+  std::function<Tensor(const Tensor&)> exchange;  // normalizing ops (ir::OpKindInfo::normalized) whose factor is sharded:
+                                                  // gathers every shard's row statistics (costs/row_exchange.hpp); empty
+                                                  // when the rows are whole here
 };
 
 // Tensor operand `i`; throws std::invalid_argument naming the node when it has fewer.

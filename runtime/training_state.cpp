@@ -322,7 +322,8 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     std::vector<const Tensor*> uses;
     for (const ir::Param& p : node.params) uses.push_back(&take(node, p));
     std::vector<Tensor> zeroed;
-    const KernelCall call = saved_call(node, saved, kernel_params(graph_, v, uses, saved.leader, zeroed));
+    KernelCall call = saved_call(node, saved, kernel_params(graph_, v, uses, saved.leader, zeroed));
+    call.exchange = row_exchange_hook(graph_, v, saved, resharder_);
     g = kernel->second({call, saved.output, grad_result});
     give_back(node);
   }

@@ -67,7 +67,7 @@ void add_param_followers(Lowered& out) {
       for (std::size_t p = 0; p < params.size(); ++p) {
         if (!params[p].tied_to.empty()) continue;
         bytes[s] += costs::param_bytes(out.options.mode, params[p].type,
-                                       param_spec(out, v, static_cast<int>(p), s), out.mesh);
+                                       param_spec(out, v, static_cast<int>(p), s), out.mesh, out.options.precision);
       }
     }
     add_follower(out, op, FollowerKind::params, -1, out.problem.nodes[op].label + ":params", clock.whole(), bytes);

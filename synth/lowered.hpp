@@ -11,6 +11,7 @@
 
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
+#include "costs/precision.hpp"
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/spec.hpp"
@@ -51,6 +52,7 @@ struct LowerOptions {
   std::optional<int64_t> memory_budget;       // per-device bytes; unset = no limit
   StrategyFilter allow;                       // strategies it rejects are forbidden; empty = all allowed
   bool recompute = true;                      // training with a budget: offer recomputing op outputs (synth/recompute.hpp)
+  costs::PrecisionPolicy precision;           // training: gradient-reduce and master dtypes (costs/precision.hpp)
 };
 
 struct NodeLabel {

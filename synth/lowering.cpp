@@ -9,6 +9,7 @@
 #include "ir/error.hpp"
 #include "ir/op_sharding.hpp"
 #include "costs/param_storage.hpp"
+#include "costs/row_exchange.hpp"
 #include "ir/op_table.hpp"
 #include "ir/staged_schedule.hpp"
 #include "synth/followers.hpp"
@@ -69,10 +70,12 @@ void add_tied_edges(Lowered& out, const costs::CostModel& model) {
       for (const auto& held : out.nodes[from].strategies) {
         // The use's gradient goes to the stored spec, then to the gradient buffer (a slice).
         const costs::ParamStorage& storage = held.storage->storage;
-        const auto to_grad = model.reshard_cost(type, storage.stored, storage.grad, out.mesh);
+        const ir::TensorType grad{type.shape, costs::reduce_dtype(out.options.precision, type.dtype)};
+        const auto to_grad = model.reshard_cost(grad, storage.stored, storage.grad, out.mesh);
         for (std::size_t b = 0; b < out.nodes[to].strategies.size(); ++b) {
           const ir::Spec& use = param_spec(out, v, static_cast<int>(p), b);
-          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh);
+          const auto tied = costs::tied_param_cost(model, out.options.mode, type, storage.stored, use, out.mesh,
+                                                   out.options.precision);
           // A recomputation reads its copy once more.
           const auto again = out.nodes[to].strategies[b].recompute ? model.reshard_cost(type, storage.stored, use, out.mesh)
                                                                      : std::optional<int64_t>(0);
@@ -120,7 +123,7 @@ void add_storage_edges(Lowered& out, const costs::CostModel& model) {
             continue;
           }
           const costs::OperandUse use{type, s.operands[operand], s.grad_partial[operand]};
-          const auto cost = costs::storage_cost(model, choice.storage, use, out.mesh);
+          const auto cost = costs::storage_cost(model, choice.storage, use, out.mesh, out.options.precision);
           // A recomputation gathers the parameter once more.
           const auto again = s.recompute ? model.reshard_cost(type, choice.storage.stored, use.spec, out.mesh)
                                          : std::optional<int64_t>(0);
@@ -288,6 +291,7 @@ class GraphLowering {
                                           std::vector<int64_t>* forward_again) const {
     const ir::Node& node = graph_.node(v);
     const double flops = ir::forward_flops(graph_, v, rule);
+    const std::string& normalized = ir::op_info(node.kind, node.name).normalized;
     std::vector<StrategyInfo> strategies;
     for (auto& sharding : ir::enumerate_op_shardings(rule, mesh_, space_)) {
       StrategyInfo s{std::move(sharding.operands), sharding.result, sharding.result, {}, {}, sharding.factor_axes};
@@ -296,12 +300,17 @@ class GraphLowering {
       const int64_t shards = shard_count(sharding.factor_axes);
       auto cost = costs::op_cost(model_, options_.mode, flops, shards, node.type, s.result, s.output,
                                  param_uses(node, rule, s), mesh_);
-      if (!cost) continue;
+      // A row-wise exchange the op itself makes (a vocabulary-sharded loss: costs/row_exchange.hpp).
+      const auto exchange = costs::op_exchange_cost(model_, options_.mode, rule, normalized, s.factor_axes, mesh_);
+      if (!cost || !exchange) continue;
       s.cost = *cost;
+      s.cost.exchange = *exchange;
       if (forward_again) {
         const auto forward =
             costs::op_cost(model_, costs::Mode::inference, flops, shards, node.type, s.result, s.output, {}, mesh_);
-        forward_again->push_back(forward ? forward->total() : -1);
+        const auto again =
+            costs::op_exchange_cost(model_, costs::Mode::inference, rule, normalized, s.factor_axes, mesh_);
+        forward_again->push_back(forward && again ? forward->total() + *again : -1);
       }
       strategies.push_back(std::move(s));
     }
@@ -370,7 +379,7 @@ class GraphLowering {
         s.result = s.output = choice.storage.stored;
         s.storage = std::move(choice);
         pn.costs.push_back(options_.allow && !options_.allow(graph_, v, s) ? kForbidden : 0);
-        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh_).total());
+        pn.usages.push_back(costs::storage_bytes(param.type, s.storage->storage, mesh_, options_.precision).total());
         strategies.push_back(std::move(s));
       }
     }

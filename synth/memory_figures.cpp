@@ -22,7 +22,7 @@ ir::ScheduleMemory memory_figures(const Lowered& lowered, const Assignment& assi
     for (std::size_t p = 0; p < node.params.size(); ++p) {
       if (!node.params[p].tied_to.empty()) continue;  // held by the parameter it is tied to
       if (const auto held = storage_choice(lowered, assignment, v, static_cast<int>(p))) {
-        const auto bytes = costs::storage_bytes(node.params[p].type, held->storage, lowered.mesh);
+        const auto bytes = costs::storage_bytes(node.params[p].type, held->storage, lowered.mesh, lowered.options.precision);
         m.zero_stages.resize(4, 0);
         m.zero_stages[held->only ? 0 : held->stage] += ir::num_elements(node.params[p].type.shape);
         m.params += bytes.param;
@@ -31,7 +31,7 @@ ir::ScheduleMemory memory_figures(const Lowered& lowered, const Assignment& assi
         continue;
       }
       const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), assignment[lowered.owner[v]]);
-      m.params += costs::param_bytes(lowered.options.mode, node.params[p].type, spec, lowered.mesh);
+      m.params += costs::param_bytes(lowered.options.mode, node.params[p].type, spec, lowered.mesh, lowered.options.precision);
     }
   }
   for (int n : recomputed_nodes(lowered, assignment)) {

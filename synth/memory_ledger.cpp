@@ -91,7 +91,7 @@ std::vector<ir::PlannedTensor> memory_ledger(const Lowered& lowered, const Assig
         continue;
       }
       if (const auto held = storage_choice(lowered, assignment, v, static_cast<int>(p))) {
-        const auto bytes = costs::storage_bytes(param.type, held->storage, lowered.mesh);
+        const auto bytes = costs::storage_bytes(param.type, held->storage, lowered.mesh, lowered.options.precision);
         const ir::LiveSpan span = node_span(lowered, lowered.storage[v][p]);
         out.push_back({name, MemoryCategory::param, bytes.param, {span}});
         out.push_back({name + ir::kGradSuffix, MemoryCategory::grad, bytes.grad, {span}});
@@ -103,7 +103,7 @@ std::vector<ir::PlannedTensor> memory_ledger(const Lowered& lowered, const Assig
       if (params_follower < 0) throw std::logic_error("memory_ledger: '" + name + "' has no node holding it");
       const ir::Spec& spec = param_spec(lowered, v, static_cast<int>(p), assignment[owner]);
       out.push_back({name, MemoryCategory::param,
-                     costs::param_bytes(lowered.options.mode, param.type, spec, lowered.mesh),
+                     costs::param_bytes(lowered.options.mode, param.type, spec, lowered.mesh, lowered.options.precision),
                      {node_span(lowered, params_follower)}});
     }
   }

@@ -191,12 +191,13 @@ std::vector<std::string> plan_names() {
 StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh) {
   if (name == "data-parallel") return with_storage(data_parallel(mesh), 0);
   if (name == "zero1") return with_storage(data_parallel(mesh), 1);
+  if (name == "zero2") return with_storage(data_parallel(mesh), 2);
   if (name == "fsdp") return with_storage(data_parallel(mesh), 3);
   if (name == "megatron") return with_storage(megatron(graph, mesh), 0);
   if (name == "megatron-fsdp") return with_storage(megatron(graph, mesh), 3);
   if (name == kRandomPlan) throw ir::InputError("--plan random draws a plan (synth::random_plan); it is no family to search");
   throw ir::InputError("unknown plan '" + std::string(name) +
-                       "' (known: data-parallel, zero1, fsdp, megatron, megatron-fsdp, random)");
+                       "' (known: data-parallel, zero1, zero2, fsdp, megatron, megatron-fsdp, random)");
 }
 
 }  // namespace shardsynth::synth

@@ -21,8 +21,9 @@
 //    embeddings may be sharded (Megatron shards them too), activations take
 //    whatever spec is cheapest, and other mesh axes may carry data
 //    parallelism.
-//  - "zero1" and "fsdp": data-parallel ops, with every parameter's optimizer
-//    state (zero1) or parameter, gradient and state (fsdp: ZeRO-3) sharded
+//  - "zero1", "zero2" and "fsdp": data-parallel ops, with every parameter's
+//    optimizer state (zero1), state and gradient (zero2) or parameter,
+//    gradient and state (fsdp: ZeRO-3) sharded
 //    over the mesh axes its use leaves unused (synth/storage.hpp); and
 //    "megatron-fsdp", Megatron's ops with fsdp's storage (on a 2-D mesh, the
 //    parameters sharded over the data-parallel axis too). In inference
@@ -46,7 +47,9 @@ inline constexpr std::string_view kRandomPlan = "random";
 
 // Throws ir::InputError naming an unknown plan (and for kRandomPlan).
 StrategyFilter plan_filter(std::string_view name, const ir::Graph& graph, const ir::Mesh& mesh);
-// Every name `--plan` takes, the random plan last.
+// The families, as the search's family starts try them (synth/family_starts.hpp),
+// the random plan last. plan_filter also takes "zero2", which is left out
+// here: the starts keep the families they had (zero1 and fsdp bracket it).
 std::vector<std::string> plan_names();
 
 }  // namespace shardsynth::synth

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/cli_numbers.hpp"
+#include "ir/device.hpp"
 #include "ir/error.hpp"
 #include "ir/file_io.hpp"
 #include "ir/json_field.hpp"
@@ -33,7 +34,11 @@ ir::Mesh make_mesh(const Flags& flags) {
   ir::Mesh mesh = flags.mesh_file.empty() ? ir::parse_mesh(flags.mesh)
                                           : ir::mesh_from_json(ir::read_file(flags.mesh_file), flags.mesh_file);
   ir::set_links(mesh, flags.bandwidth, flags.latency);
-  if (flags.peak_tflops > 0) mesh.peak_tflops = flags.peak_tflops;
+  if (!flags.device.empty()) ir::apply_device(mesh, flags.device);
+  if (flags.peak_tflops > 0) {  // one peak for every dtype
+    mesh.peak_tflops = flags.peak_tflops;
+    mesh.dtype_peak_tflops.clear();
+  }
   return mesh;
 }
 
@@ -87,7 +92,10 @@ void add_flags(CLI::App& app, Flags& flags) {
   app.add_option("--mesh-file", flags.mesh_file, "read the mesh (shape, links, peak, memory) from this JSON file");
   app.add_option("--bandwidth", flags.bandwidth, "link bandwidth per mesh axis in GB/s, e.g. 25,200");
   app.add_option("--latency", flags.latency, "latency per ring step per mesh axis in microseconds, e.g. 5,1");
-  app.add_option("--peak-tflops", flags.peak_tflops, "per-device peak TFLOP/s (default 312)")->check(ir::positive_number());
+  app.add_option("--peak-tflops", flags.peak_tflops, "per-device peak TFLOP/s for every dtype (default 312; overrides --device)")
+      ->check(ir::positive_number());
+  app.add_option("--device", flags.device, "device preset with a datasheet peak per dtype: h100, a100 (default: none)");
+  costs::add_precision_options(app, flags.precision);
   app.add_option("--cost-model", flags.cost_model, "alpha-beta (nanoseconds) or slapo (the PR's volume model)")
       ->capture_default_str();
   app.add_option("--mode", flags.mode, "inference or training")->capture_default_str();
@@ -105,7 +113,7 @@ void add_flags(CLI::App& app, Flags& flags) {
   app.add_option("--schedule", flags.schedule_path,
                  "write the schedule as JSON to this file (with `synth evaluate`: read the schedule to score)");
   app.add_option("--plan", flags.plan,
-                 "restrict the search to a plan family (data-parallel, zero1, fsdp, megatron, megatron-fsdp), or draw one random legal plan (random, with --seed)");
+                 "restrict the search to a plan family (data-parallel, zero1, zero2, fsdp, megatron, megatron-fsdp), or draw one random legal plan (random, with --seed)");
   app.add_option("--pin", flags.pins, "fix a tensor's spec: fc1.weight=SR (repeatable; TENSOR!=SPEC forbids)");
   app.add_option("--forbid", flags.forbids, "forbid a spec for a tensor: output=SR (repeatable)");
   app.add_option("--max-iterations", flags.max_iterations, "stop after this many solver calls (0: until proven)")

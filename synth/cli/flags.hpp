@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "costs/precision_cli.hpp"
 #include "ir/mesh.hpp"
 #include "ir/model_cli.hpp"
 #include "synth/solver/solver_types.hpp"
@@ -22,6 +23,8 @@ struct Flags {
   std::string bandwidth;                 // --bandwidth, GB/s per axis
   std::string latency;                   // --latency, us per axis
   double peak_tflops = 0;                // --peak-tflops; 0 = the mesh default
+  std::string device;                    // --device: a preset's peak per dtype (ir/device.hpp); empty = none
+  costs::PrecisionFlags precision;       // --reduce-dtype, --master-dtype, --loss-scale
   std::string cost_model = "alpha-beta"; // --cost-model
   std::string mode = "inference";        // --mode
   int64_t memory = 0;                    // --memory, bytes per device (above 0); 0 = not given, no budget

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "costs/cost_model.hpp"
+#include "costs/precision_cli.hpp"
 #include "ir/error.hpp"
 #include "ir/file_io.hpp"
 #include "ir/graph_table.hpp"
@@ -27,6 +28,7 @@
 #include "synth/report/graphviz.hpp"
 #include "synth/report/iteration_table.hpp"
 #include "synth/report/memory_plot.hpp"
+#include "synth/report/loss_head_report.hpp"
 #include "synth/report/memory_report.hpp"
 #include "synth/solver/iopddl.hpp"
 #include "synth/stages/stage_report.hpp"
@@ -67,6 +69,8 @@ SynthOptions synth_options(const Flags& flags, const ir::Graph& graph, const ir:
   options.lower.mode = costs::parse_mode(flags.mode);
   if (flags.memory > 0) options.lower.memory_budget = flags.memory;
   options.lower.recompute = !flags.no_recompute;
+  options.lower.precision = costs::make_policy(flags.precision);
+  costs::check_policy(options.lower.precision, graph, options.lower.mode == costs::Mode::training);
   options.family_starts = !flags.no_family_starts;
   options.cegis = cegis_options(flags);
   for (const auto& text : flags.pins) options.pins.push_back(parse_pin(text));
@@ -185,7 +189,10 @@ std::string result_text(const ModelRun& run, SynthResult& result) {
   if (run.flags.memory_report) {
     result.schedule.memory = memory_figures(result.lowered, search.best);
     result.schedule.memory->tensors = memory_ledger(result.lowered, search.best);
-    text += "\n" + memory_report_text(*result.schedule.memory, run.mesh, run.options.lower.mode);
+    text += "\n" +
+            memory_report_text(*result.schedule.memory, run.mesh, run.options.lower.mode,
+                               costs::policy_text(run.options.lower.precision, run.graph)) +
+            loss_head_text(result.lowered, search.best);
   }
   return text;
 }

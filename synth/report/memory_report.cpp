@@ -14,14 +14,16 @@ std::string row(const char* what, int64_t bytes, const std::string& note = "") {
 
 }  // namespace
 
-std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh, costs::Mode mode) {
+std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh, costs::Mode mode,
+                               const std::string& precision) {
   const bool training = mode == costs::Mode::training;
   std::string text = "Memory per device (mesh " + ir::mesh_string(mesh) + ", " + costs::mode_name(mode) +
                      "; every device holds the same):\n";
+  if (!precision.empty()) text += "precision: " + precision + "\n";
   text += row("parameters", m.params);
   if (training) {
     text += row("gradients", m.grads);
-    text += row("optimizer state", m.optimizer);
+    text += row("optimizer state", m.optimizer, precision.empty() ? "" : "master weights and Adam's two moments");
   }
   text += row(training ? "saved activations" : "live activations", m.activations, "at the peak");
   text += row("transient buffers", m.transient,

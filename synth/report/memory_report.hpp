@@ -10,6 +10,9 @@
 namespace shardsynth::synth {
 
 // The table for figures `m` of a plan on `mesh` in `mode`, newline-terminated.
-std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh, costs::Mode mode);
+// A non-empty `precision` (costs::policy_text) is printed as a line above the
+// rows, and the optimizer state is noted as the master weights and moments.
+std::string memory_report_text(const ir::ScheduleMemory& m, const ir::Mesh& mesh, costs::Mode mode,
+                               const std::string& precision = "");
 
 }  // namespace shardsynth::synth

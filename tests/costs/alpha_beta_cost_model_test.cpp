@@ -220,7 +220,7 @@ TEST_CASE("reshard_cost_FollowsLinkOverrides") {
   CHECK(from_json.memory_bytes == 1000);
   CHECK(reshard("S0S1R", "RRR", from_json) == 85886 + 253158);
   const AlphaBetaCostModel model;
-  CHECK(model.compute_cost(1e9, from_json) == 10000);  // 1e9 / (100 * 1000)
+  CHECK(model.compute_cost(1e9, ir::DType::float32, from_json) == 10000);  // 1e9 / (100 * 1000)
 
   // JSON with only a shape gets the defaults.
   const ir::Mesh defaults = ir::mesh_from_json(R"({"shape": [2, 4]})", "mesh.json");
@@ -255,17 +255,17 @@ TEST_CASE("set_links_RejectsBadLists") {
 TEST_CASE("compute_cost_FlopsOverPeak") {
   const AlphaBetaCostModel model;
   const ir::Mesh mesh = ir::parse_mesh("8");  // 312 TFLOP/s = 312000 flop/ns
-  CHECK(model.compute_cost(0, mesh) == 0);
-  CHECK(model.compute_cost(1e12, mesh) == 3205128);  // 3205128.205...
-  CHECK(model.compute_cost(624000, mesh) == 2);
-  CHECK(model.compute_cost(155999, mesh) == 0);  // 0.49999...
-  CHECK(model.compute_cost(156000, mesh) == 1);  // 0.5 rounds away from zero
+  CHECK(model.compute_cost(0, ir::DType::float32, mesh) == 0);
+  CHECK(model.compute_cost(1e12, ir::DType::float32, mesh) == 3205128);  // 3205128.205...
+  CHECK(model.compute_cost(624000, ir::DType::float32, mesh) == 2);
+  CHECK(model.compute_cost(155999, ir::DType::float32, mesh) == 0);  // 0.49999...
+  CHECK(model.compute_cost(156000, ir::DType::float32, mesh) == 1);  // 0.5 rounds away from zero
   ir::Mesh fast = mesh;
   fast.peak_tflops = 1000;
-  CHECK(model.compute_cost(1e12, fast) == 1000000);
+  CHECK(model.compute_cost(1e12, ir::DType::float32, fast) == 1000000);
   for (double flops : {1.0, 1e6, 3.7e9, 2.5e13}) {
     CAPTURE(flops);
-    CHECK(model.compute_cost(flops, mesh) == std::llround(flops / (312 * 1000.0)));
+    CHECK(model.compute_cost(flops, ir::DType::float32, mesh) == std::llround(flops / (312 * 1000.0)));
   }
 }
 

@@ -204,10 +204,11 @@ TEST_CASE("param_bytes_ShardAndTrainingState") {
   CHECK(param_bytes(Mode::training, kSquare, spec("RS", mesh), mesh) == 2 * 524288 + 8 * 131072);
   CHECK(param_bytes(Mode::inference, kSquare, spec("RR", mesh), mesh) == 4194304);
   CHECK(param_bytes(Mode::training, kSquare, spec("RR", mesh), mesh) == 2 * 4194304 + 8 * 1048576);
-  // bf16: half the weight and gradient, the same fp32 moments.
+  // bf16 with the default policy: half the weight and gradient, the fp32
+  // moments and an fp32 master copy (the ZeRO paper's 2 + 2 + 12 bytes).
   const ir::TensorType bf16{{1024, 1024}, ir::DType::bfloat16};
   CHECK(param_bytes(Mode::inference, bf16, spec("RS", mesh), mesh) == 262144);
-  CHECK(param_bytes(Mode::training, bf16, spec("RS", mesh), mesh) == 2 * 262144 + 8 * 131072);
+  CHECK(param_bytes(Mode::training, bf16, spec("RS", mesh), mesh) == 2 * 262144 + 12 * 131072);
   // 2-D mesh: split over both axes.
   const ir::Mesh mesh2 = ir::parse_mesh("2x4");
   CHECK(param_bytes(Mode::inference, kSquare, spec("S0S1", mesh2), mesh2) == 4194304 / 8);

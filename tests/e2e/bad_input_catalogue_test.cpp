@@ -323,6 +323,16 @@ std::vector<BadInput> catalogue() {
                "--iopddl IN/p.json --solution OUT/sol.json --export-problem OUT/no/dir/e.json", {"OUT/no/dir/e.json"}});
   c.push_back({"shard-run: unwritable output", run, {{"s.json", good_schedule}},
                "--schedule IN/s.json --output OUT/no/dir/out.safetensors " + kMlpFlags, {"OUT/no/dir/out.safetensors"}});
+  // Mixed precision: a policy or a dtype that cannot be run as asked.
+  c.push_back({"precision: reduce narrower than compute", synth, {},
+               plan + "--mode training --reduce-dtype bf16 " + kMlpFlags, {"reduce dtype bfloat16", "float32"}});
+  c.push_back({"precision: fp16 training without loss scaling", synth, {},
+               plan + "--mode training --dtype fp16 --loss-scale none " + kMlpFlags, {"float16", "loss scaling"}});
+  c.push_back({"precision: unknown loss scale", synth, {}, plan + "--loss-scale static " + kMlpFlags, {"static"}});
+  c.push_back({"device: unknown preset", synth, {}, plan + "--device v100 " + kMlpFlags, {"v100", "h100"}});
+  c.push_back({"dtype: unknown", synth, {}, plan + "--dtype fp8 " + kMlpFlags, {"fp8"}});
+  c.push_back({"runtime: a dtype it cannot run", run, {{"s.json", good_schedule}}, runs + "--dtype bf16 " + kMlpFlags,
+               {"bfloat16"}});
   return c;
 }
 

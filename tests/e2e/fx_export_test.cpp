@@ -6,6 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "e2e/run_command.hpp"
 #include "ir/schedule.hpp"
 
@@ -108,6 +113,30 @@ TEST_CASE("export_fx_UnknownOpIsAnErrorOrKeptReplicated") {
         std::string::npos);
   CHECK(kept.out.find("sin: torch.sin") != std::string::npos);  // the graph table names the original op
   CHECK(kept.out.find("Best solution:") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export_fx_CrossEntropyIsTheLossHead") {
+  const auto dir = scratch_dir("fx_cross_entropy");
+  const auto graph = (dir / "head.json").string();
+  const auto exported = run_command(kPython + " " + std::string(SHARDSYNTH_E2E_DIR) + "/fx_cross_entropy.py " +
+                                    SHARDSYNTH_EXAMPLES_DIR + " " + graph);
+  CAPTURE(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  std::ifstream in(graph);
+  const auto json = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  int heads = 0;
+  for (const auto& node : json["nodes"]) {
+    if (node["kind"] != "cross_entropy") continue;
+    ++heads;
+    CHECK(node["shape"].empty());
+    CHECK(node["real_attrs"]["divisor"] == 32.0);  // the mean over 4 x 8 labels
+  }
+  CHECK(heads == 1);
+  const auto planned = run_command(kSynth + " --mode training --mesh 4 " + graph);
+  CAPTURE(planned.err);
+  CHECK(planned.exit_code == 0);
+  CHECK(planned.out.find("Best solution:") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

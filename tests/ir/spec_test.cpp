@@ -28,10 +28,14 @@ TEST_CASE("parse_spec_Structure") {
   CHECK(spec.partial.empty() == false);
   CHECK(parse_spec("RS", 1) == Spec{{{}, {0}}, {}, {}});
   CHECK(parse_spec("RR+P", 1).partial == std::vector<int>{0});
+  // A scalar (the loss) has no dim tokens.
+  CHECK(parse_spec("", 2) == replicated(0));
+  CHECK(parse_spec("+P01", 2) == Spec{{}, {0, 1}, {}});
+  CHECK(to_string(Spec{{}, {0, 1}, {}}, 2) == "+P01");
 }
 
 TEST_CASE("parse_spec_RejectsMalformedText") {
-  for (std::string text : {"", "RX", "S2R", "SS", "RR+", "RR+Q", "RR+P0x", "S0S0"}) {
+  for (std::string text : {"RX", "S2R", "SS", "RR+", "RR+Q", "RR+P0x", "S0S0", "+"}) {
     CAPTURE(text);
     CHECK_THROWS_AS(parse_spec(text, 2), InputError);
   }

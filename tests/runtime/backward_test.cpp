@@ -171,6 +171,12 @@ std::vector<Case> all_cases() {
   cases.push_back(make("layernorm", node_of("layernorm"), {random_tensor({3, 6}, -2.0f, 2.0f)},
                        {{"weight", random_tensor({6}, 0.5f, 1.5f)}, {"bias", random_tensor({6})}}));
   cases.push_back(make("softmax", node_of("softmax"), {random_tensor({2, 3, 5}, -2.0f, 2.0f)}));
+  // The loss head on whole logits (the vocabulary-parallel form: tests/runtime/kernels_loss_test.cpp).
+  ir::Node loss = node_of("cross_entropy");
+  loss.real_attrs["divisor"] = 6;
+  Case cross_entropy = make("cross_entropy", loss, {random_tensor({2, 3, 5}, -2.0f, 2.0f), random_ids({2, 3}, 5)});
+  cross_entropy.ids = {1};
+  cases.push_back(cross_entropy);
   cases.push_back(make("gelu", node_of("gelu"), {random_tensor({2, 7}, -3.0f, 3.0f)}));
   cases.push_back(make("gelu_tanh", node_of("gelu_tanh"), {random_tensor({2, 7}, -3.0f, 3.0f)}));
   cases.push_back(make("relu", node_of("relu"), {random_tensor({3, 4}, 0.1f, 1.0f, true)}));
