@@ -12,6 +12,7 @@
 #include "synth/solver/anytime.hpp"
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/interrupt.hpp"
+#include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/reduction.hpp"
 #include "synth/solver/time_guard.hpp"
 #include "synth/solver/z3_deadline.hpp"
@@ -31,6 +32,7 @@ double ms_since(Clock::time_point start) { return std::chrono::duration<double, 
 struct Prepared {
   Reduced reduced;  // reduce(problem)
   DualBound dual;   // reparameterize(reduced.kernel) with the default options
+  std::optional<LpTightening> lp;  // tighten_with_lp(dual.problem), which fixed it in place (unset: not run)
 };
 
 class Search {
@@ -69,6 +71,7 @@ class Search {
       optimize();
     } else if (options_.dual_bound) {
       bound_and_decode();
+      bound_by_lp();
     }
     const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
     while (!done_) {
@@ -130,6 +133,7 @@ class Search {
       return n;
     }
     Problem current = kernel_;
+    if (lp_) fix_by_reduced_cost(current, *lp_, *bound - n.constant);  // the LP's reduced costs at the probe
     for (int round = 0;; ++round) {
       n.chain.push_back(reduce(prune_at_gap(current, *bound - n.constant)));
       const Reduced& last = n.chain.back();
@@ -223,6 +227,32 @@ class Search {
     if (it.cost >= kForbidden) return;  // e.g. over the usage limit: leave the first incumbent to Z3
     if (best_ && it.cost >= *best_) return;  // no better than the anytime search's incumbent
     it.status = CheckStatus::sat;
+    improve(it);
+    report(std::move(it));
+  }
+
+  // The LP step (lp_tightening.hpp) on the kernel, with a usage limit: its
+  // bound, its rounded plan as a step, and reduced-cost fixing of kernel_ at
+  // the best cost (the preparation's, when it ran one).
+  void bound_by_lp() {
+    // Only memory rows make the LP stronger than the reparameterization's bound.
+    if (!options_.lp_bound || !kernel_.usage_limit || (best_ && *best_ <= result_.lower_bound)) return;
+    const auto start = Clock::now();
+    const std::optional<int64_t> incumbent = best_ ? std::optional<int64_t>(*best_ - offset_) : std::nullopt;
+    const bool reuse = prepared_ && prepared_->lp;  // narrow() fixes again at each probe's bound
+    LpTightening lp = reuse ? std::move(*prepared_->lp) : tighten_with_lp(kernel_, incumbent, deadline_);
+    lp_ = std::move(lp.relaxation);
+    // A kernel fixed before bounds only the plans cheaper than the best one.
+    raise_lower_bound(best_ ? std::min(offset_ + lp.bound, *best_) : offset_ + lp.bound);
+    if (lp.plan.empty() || (best_ && offset_ + lp.plan_cost >= *best_)) return;
+    Iteration it;
+    it.source = "lp";
+    it.status = CheckStatus::sat;
+    it.prepare_ms = prepared_by(start);
+    it.assignment = expand(first_, lp.plan);
+    it.cost = evaluate(scored_, it.assignment);
+    it.solver_ms = lp.ms;
+    if (it.cost >= kForbidden) return;
     improve(it);
     report(std::move(it));
   }
@@ -445,6 +475,7 @@ class Search {
   std::optional<int64_t> best_;  // best cost so far
   int64_t step_ = 0;             // bisection: distance of the next probe above the lower bound; 0 = start at 1
   std::optional<int64_t> tried_best_;  // bisection: the last incumbent whose narrowing was tried for an immediate proof
+  std::shared_ptr<const LpRelaxation> lp_;  // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
   bool done_ = false;
   Clock::time_point last_report_;  // when the last step was reported (or the search began)
 };
@@ -520,7 +551,14 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
     prepared->dual = reparameterize(prepared->reduced.kernel, dual);
     const DualBound& d = prepared->dual;
     if (d.constant >= kForbidden) return false;
-    if (!d.primal.empty() && d.primal_cost - d.constant <= d.primal_cost / 100) return false;
+    int64_t plan = d.primal.empty() ? kForbidden : d.primal_cost;  // best plan and bound, in reduced-kernel costs
+    int64_t bound = d.constant;
+    if (options.lp_bound) {  // the LP step (lp_tightening.hpp), kept for the exact loop
+      prepared->lp = tighten_with_lp(prepared->dual.problem, d.primal.empty() ? std::nullopt : std::optional(plan - d.constant), deadline);
+      plan = std::min(plan, cost_add(prepared->lp->plan_cost, d.constant));
+      bound = std::max(bound, d.constant + prepared->lp->bound);
+    }
+    if (plan < kForbidden && plan - bound <= plan / 100) return false;
   }
   if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
   AnytimeOptions anytime;
