@@ -150,6 +150,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
       result.stop_reason = "stalled";
       break;
     }
+    if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
+      result.stop_reason = "good enough";
+      break;
+    }
   }
   return result;
 }

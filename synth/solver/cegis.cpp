@@ -539,6 +539,7 @@ void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, 
 bool run_anytime(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
                  const IterationCallback& on_iteration, CegisResult& result, std::optional<Prepared>& prepared) {
   const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
+  int64_t good_enough = 0;  // with the LP: a plan within 1% of its bound ends the anytime search
   if (exact_after && options.anytime == AnytimeMode::automatic) {
     // Where the exact loop's own first incumbent (the decoded lower-bound
     // pass, which keeps the usage limit) is within 1% of its bound, the
@@ -559,6 +560,7 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
       bound = std::max(bound, d.constant + prepared->lp->bound);
     }
     if (plan < kForbidden && plan - bound <= plan / 100) return false;
+    if (options.lp_bound) good_enough = prepared->reduced.constant + bound + bound / 99;
   }
   if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
   AnytimeOptions anytime;
@@ -572,6 +574,7 @@ bool run_anytime(const Problem& problem, const CegisOptions& options, std::optio
   anytime.stall_rounds = exact_after ? (deadline ? 0 : 4) : (deadline ? 0 : 400);
   // Before the exact loop, Z3 works on the whole problem there instead.
   anytime.region_attempts = exact_after ? 0 : 4;
+  anytime.good_enough = good_enough;
   auto last = Clock::now();
   const AnytimeResult found = anytime_search(problem, anytime, [&](const AnytimeStep& step) {
     Iteration it;

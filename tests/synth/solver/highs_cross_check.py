@@ -76,7 +76,7 @@ def unbounded_peak(synth: str, case: Case) -> int:
 def export(synth: str, case: Case, path: str) -> int:
     """Writes the case's problem to `path`; returns the budget in bytes."""
     budget = int(case.fraction * unbounded_peak(synth, case))
-    # The export is written before the search, which is cut short here.
+    # The export is written after the search (with its plan), which is cut short here.
     done = run([synth, *case.model, "--mode", "training", "--memory", str(budget), "--max-iterations", "1",
                 "--no-family-starts", "--time-limit", "10", "--export-problem", path], SOLVE_SECONDS)
     if not os.path.exists(path):
