@@ -37,7 +37,7 @@ endif()
 
 # The .deb: shardsynth_<version>_<arch>.deb in the build folder. Its Depends
 # are the runtime libraries the installed binaries and the module link
-# (dpkg-shlibdeps reads them off the ELF files: libz3-4, libopenblas0,
+# (dpkg-shlibdeps reads them off the ELF files: libz3-4, coinor-libclp1, libopenblas0,
 # libopenmpi3, libspdlog1.10-fmt9, libfmt9, zlib1g, libstdc++6, ...), never the
 # -dev packages; mpirun comes from openmpi-bin. A project that builds against
 # the installed CMake package needs the -dev packages too: they are Suggests.
@@ -66,5 +66,5 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_shardsynth_depends}")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "graphviz")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "cmake, pkg-config, libz3-dev, libboost-graph-dev, libspdlog-dev, libfmt-dev, nlohmann-json3-dev, libopenmpi-dev, libopenblas-dev, zlib1g-dev")
+    "cmake, pkg-config, libz3-dev, coinor-libclp-dev, libboost-graph-dev, libspdlog-dev, libfmt-dev, nlohmann-json3-dev, libopenmpi-dev, libopenblas-dev, zlib1g-dev")
 include(CPack)

@@ -7,7 +7,7 @@
 # Headers keep their module paths under include/shardsynth ("ir/graph.hpp",
 # "synth/solver/problem.hpp").
 # The libraries are static, so the package config finds the dependencies
-# they link privately too (Z3, zlib, OpenBLAS, CUDA when built).
+# they link privately too (Z3, Clp, zlib, OpenBLAS, CUDA when built).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

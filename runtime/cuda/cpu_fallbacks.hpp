@@ -12,13 +12,13 @@ namespace shardsynth::runtime::cuda {
 
 // Forward kernels that run on the CPU under the cuda backend.
 inline constexpr std::string_view kForwardOnCpu[] = {
-    "dropout", "embedding", "layernorm", "permute", "repeat_kv", "rms_norm",
+    "cross_entropy", "dropout", "embedding", "layernorm", "permute", "repeat_kv", "rms_norm",
     "rotary",  "softmax",   "split",     "transpose", "view",
 };
 
 // Backward kernels that run on the CPU under the cuda backend.
 inline constexpr std::string_view kBackwardOnCpu[] = {
-    "add",      "causal_mask", "dropout", "embedding", "layernorm", "mul",       "permute",
+    "add",      "causal_mask", "cross_entropy", "dropout", "embedding", "layernorm", "mul",       "permute",
     "repeat_kv", "rms_norm",   "rotary",  "softmax",   "split",     "transpose", "view",
 };
 

@@ -48,6 +48,7 @@ struct Flags {
   std::string encoding = "pseudo-boolean";  // --encoding
   std::string probes = "assumptions";    // --probes
   bool no_dual = false;                  // --no-dual
+  bool no_lp = false;                    // --no-lp
   bool relax = false;                    // --relax-usage
   int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
   int64_t seed = 1;                      // --seed: the anytime search's first seed

@@ -173,6 +173,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
       result.stop_reason = "stalled";
       return result;
     }
+    if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
+      result.stop_reason = "good enough";
+      return result;
+    }
   }
   result.stop_reason = "time limit";
   return result;

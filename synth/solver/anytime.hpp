@@ -30,6 +30,7 @@ struct AnytimeOptions {
   long stall_rounds = 200;                                         // stop when no plan improved for this many rounds (0 = never)
   int region_attempts = 4;                                         // Z3 region searches per round (region_cegis.hpp); 0 = none
   Assignment start;                                                // a plan of the problem found elsewhere, the plan to beat (empty = none)
+  int64_t good_enough = 0;                                         // stop once the best plan costs at most this (0 = never), checked between epochs
 };
 
 // One improving plan, as it is found.
@@ -48,7 +49,7 @@ struct AnytimeResult {
   int64_t lower_bound = 0;         // no assignment within the limit costs less
   bool infeasible = false;         // proven: folding left a node without any strategy
   bool proven_optimal = false;     // Z3 answered unsat below the best plan on the whole kernel
-  std::string stop_reason;         // "time limit", "stalled", "finished" (nothing left to price), "unsat" (proven) or "infeasible"
+  std::string stop_reason;         // "time limit", "stalled", "finished" (nothing left to price), "good enough" (AnytimeOptions::good_enough), "unsat" (proven) or "infeasible"
   int kernel_nodes = 0;            // after folding
   int kernel_edges = 0;            // after folding
   long rounds = 0;                 // rounds run, over all searches

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "synth/solver/anytime.hpp"
 #include "synth/solver/interrupt.hpp"
+#include "synth/solver/lp_tightening.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -44,11 +45,14 @@ void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, 
 }
 
 // Where the exact loop's own first incumbent (the decoded lower-bound pass,
-// which keeps the usage limit) is within 1% of its bound, the limit does
-// not bind much and the exact loop alone is fastest. Also true when the
-// reduction or the bound finds the problem infeasible: the exact loop reports it.
-bool exact_loop_alone(const Problem& problem, std::optional<Clock::time_point> deadline,
-                      std::optional<PreparedKernel>& prepared) {
+// which keeps the usage limit, or the LP's rounded plan) is within 1% of the
+// better of its two bounds (TRW-S, the LP: lp_tightening.hpp), the limit
+// does not bind much and the exact loop alone is fastest. Also true when the
+// reduction or the bound finds the problem infeasible: the exact loop
+// reports it. Otherwise, with the LP, `good_enough` is the cost within 1% of
+// the bound that lets the anytime search stop early for the exact loop.
+bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
+                      std::optional<PreparedKernel>& prepared, int64_t& good_enough) {
   prepared.emplace();
   prepared->reduced = reduce(problem);
   if (prepared->reduced.constant >= kForbidden) return true;
@@ -57,7 +61,17 @@ bool exact_loop_alone(const Problem& problem, std::optional<Clock::time_point> d
   prepared->dual = reparameterize(prepared->reduced.kernel, dual);
   const DualBound& d = prepared->dual;
   if (d.constant >= kForbidden) return true;
-  return !d.primal.empty() && d.primal_cost - d.constant <= d.primal_cost / 100;
+  int64_t plan = d.primal.empty() ? kForbidden : d.primal_cost;  // best plan and bound, in reduced-kernel costs
+  int64_t bound = d.constant;
+  if (options.lp_bound) {  // the LP step, kept for the exact loop
+    prepared->lp = tighten_with_lp(prepared->dual.problem,
+                                   d.primal.empty() ? std::nullopt : std::optional<int64_t>(plan - d.constant), deadline);
+    plan = std::min(plan, cost_add(prepared->lp->plan_cost, d.constant));
+    bound = std::max(bound, d.constant + prepared->lp->bound);
+  }
+  if (plan < kForbidden && plan - bound <= plan / 100) return true;
+  if (options.lp_bound) good_enough = prepared->reduced.constant + bound + bound / 99;
+  return false;
 }
 
 AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock::time_point> deadline,
@@ -108,13 +122,16 @@ bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std:
                        const IterationCallback& on_iteration, CegisResult& result,
                        std::optional<PreparedKernel>& prepared) {
   const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
-  if (exact_after && options.anytime == AnytimeMode::automatic && exact_loop_alone(problem, deadline, prepared)) {
+  int64_t good_enough = 0;  // with the LP: a plan within 1% of its bound ends the anytime search
+  if (exact_after && options.anytime == AnytimeMode::automatic &&
+      exact_loop_alone(problem, options, deadline, prepared, good_enough)) {
     return false;
   }
   if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
   auto last = Clock::now();
-  const AnytimeResult found =
-      anytime_search(problem, anytime_options(options, deadline, result, exact_after), [&](const AnytimeStep& step) {
+  AnytimeOptions anytime = anytime_options(options, deadline, result, exact_after);
+  anytime.good_enough = good_enough;
+  const AnytimeResult found = anytime_search(problem, anytime, [&](const AnytimeStep& step) {
         Iteration it;
         it.status = CheckStatus::sat;
         it.assignment = step.assignment;

@@ -35,6 +35,7 @@ void ExactSearch::run() {
     optimize();
   } else if (options_.dual_bound) {
     bound_and_decode();
+    bound_by_lp();
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
   while (!done_) {
@@ -170,7 +171,7 @@ double ExactSearch::prepared_by(Clock::time_point start) const {
 }
 
 Narrowed ExactSearch::narrow_at(std::optional<int64_t> bound) const {
-  return narrow(kernel_, offset_, bound, options_.dual_bound, deadline_);
+  return narrow(kernel_, offset_, bound, options_.dual_bound, deadline_, lp_.get());
 }
 
 // Scores a model of a narrowed problem: expands it back to an original

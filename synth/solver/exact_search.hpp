@@ -2,7 +2,8 @@
 // The exact loop on one problem (the problem handed in, or its relaxation
 // without the usage limit): reduce it exactly, reparameterize it for a
 // lower bound and a decoded first incumbent, then ask Z3 for cheaper plans
-// on the kernel narrowed at the gap (narrowing.hpp) until it answers unsat
+// on the kernel narrowed at the gap (narrowing.hpp; with a usage limit,
+// also by the LP relaxation's bound and reduced costs, exact_lp.cpp) until it answers unsat
 // below the best plan. Three bound schedules (SearchStrategy):
 //   - descent (exact_descent.cpp): one solver on the narrowed kernel, asked
 //     for anything cheaper than the best, or below the midpoint of the gap
@@ -14,12 +15,14 @@
 // which must agree with Z3's value of the cost term (EvaluatorMismatch).
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <z3++.h>
 
 #include "synth/solver/dual_bound.hpp"
+#include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/narrowing.hpp"
 #include "synth/solver/reduction.hpp"
 #include "synth/solver/solver_types.hpp"
@@ -31,8 +34,9 @@ namespace shardsynth::synth {
 // The exact loop's reduction and lower-bound pass, when they were computed
 // before it (the check whether to run the anytime search first).
 struct PreparedKernel {
-  Reduced reduced;  // reduce(problem)
-  DualBound dual;   // reparameterize(reduced.kernel) with the default options
+  Reduced reduced;                 // reduce(problem)
+  DualBound dual;                  // reparameterize(reduced.kernel) with the default options
+  std::optional<LpTightening> lp;  // tighten_with_lp(dual.problem), which fixed it in place (unset: not run)
 };
 
 class ExactSearch {
@@ -55,6 +59,7 @@ class ExactSearch {
   // Setting up (exact_search.cpp).
   void reduce_first();
   void bound_and_decode();
+  void bound_by_lp();
   void optimize();
   // The descent schedule (exact_descent.cpp).
   void solve_pruned();
@@ -92,6 +97,7 @@ class ExactSearch {
   std::optional<int64_t> best_;              // best cost so far
   int64_t step_ = 0;                         // bisection: distance of the next probe above the lower bound; 0 = start at 1
   std::optional<int64_t> tried_best_;        // bisection: the last incumbent whose narrowing was tried for an immediate proof
+  std::shared_ptr<const LpRelaxation> lp_;   // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
   bool done_ = false;                        // the search has stopped (result_.stop_reason says why)
   Clock::time_point last_report_;            // when the last step was reported (or the search began)
 };

@@ -1,11 +1,12 @@
 #include "synth/solver/narrowing.hpp"
 
 #include "synth/solver/dual_bound.hpp"
+#include "synth/solver/reduced_cost_fixing.hpp"
 
 namespace shardsynth::synth {
 
 Narrowed narrow(const Problem& kernel, int64_t offset, std::optional<int64_t> bound, bool prune,
-                std::optional<std::chrono::steady_clock::time_point> deadline) {
+                std::optional<std::chrono::steady_clock::time_point> deadline, const LpRelaxation* lp) {
   Narrowed n;
   n.constant = offset;
   if (!prune || !bound) {
@@ -14,6 +15,7 @@ Narrowed narrow(const Problem& kernel, int64_t offset, std::optional<int64_t> bo
     return n;
   }
   Problem current = kernel;
+  if (lp) fix_by_reduced_cost(current, *lp, *bound - n.constant);  // the LP's reduced costs at the bound
   for (int round = 0;; ++round) {
     n.chain.push_back(reduce(prune_at_gap(current, *bound - n.constant)));
     const Reduced& last = n.chain.back();

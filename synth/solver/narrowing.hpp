@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "synth/solver/problem.hpp"
+#include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/reduction.hpp"
 
 namespace shardsynth::synth {
@@ -21,9 +22,11 @@ struct Narrowed {
 };
 
 // Narrows `kernel` (original cost = offset + kernel cost) for "cost <
-// bound". Without a bound, or with `prune` off, the kernel is returned as it is.
+// bound": first by the LP's reduced costs when `lp` is given
+// (reduced_cost_fixing.hpp), then as above. Without a bound, or with
+// `prune` off, the kernel is returned as it is.
 Narrowed narrow(const Problem& kernel, int64_t offset, std::optional<int64_t> bound, bool prune,
-                std::optional<std::chrono::steady_clock::time_point> deadline);
+                std::optional<std::chrono::steady_clock::time_point> deadline, const LpRelaxation* lp = nullptr);
 
 // Expands an assignment of the narrowed problem back through its chain.
 Assignment expand_narrowed(const Narrowed& narrowed, Assignment kernel_assignment);

@@ -310,3 +310,31 @@ TEST_CASE("anytime_search_NeverEndsWorseThanItsStart") {
 }
 
 }  // namespace shardsynth::synth
+
+namespace shardsynth::synth {
+
+TEST_CASE("anytime_search_StopsOnceAPlanIsGoodEnough") {
+  // A search that ran until it stalled, run again with good_enough at the
+  // cost it ended at, ends once it has such a plan, no later, and says so.
+  std::mt19937 rng(37u);
+  int stopped = 0;
+  for (int i = 0; i < 40; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.stall_rounds = 30;
+    options.region_attempts = 0;
+    const AnytimeResult free = anytime_search(p, options, nullptr);
+    if (free.stop_reason != "stalled" || free.best.empty()) continue;
+    ++stopped;
+    options.good_enough = free.best_cost;
+    const AnytimeResult r = anytime_search(p, options, nullptr);
+    CHECK(r.stop_reason == "good enough");
+    CHECK(r.best_cost <= free.best_cost);
+    CHECK(r.rounds <= free.rounds);
+  }
+  MESSAGE(stopped << " searches stalled and were run again with good_enough");
+  CHECK(stopped >= 5);
+}
+
+}  // namespace shardsynth::synth
