@@ -45,3 +45,40 @@ LEAF_CALLS = {"apply_rotary_pos_emb(": "rotary"}
 # Modules (by the start of their class's full name) that run one op: that op's
 # node is named by the module's path, as a Slapo schedule keys it.
 SINGLE_OP_MODULES = ("torch.nn.modules.", "transformers.activations.")
+
+# Every op kind of shardsynth's op table that the importer makes, with what
+# it comes from; tests/python/op_registry_check.py holds this, with
+# NOT_IMPORTED, equal to the op table, and checks that the importer's code
+# names each kind it declares.
+IMPORTED_KINDS = {
+    "add": "aten.add of two activations (a residual)",
+    "causal_mask": "aten.add of an attention mask, or eager attention's masked_fill/where",
+    "conv1d": "Hugging Face's Conv1D module, kept whole",
+    "dropout": "aten.dropout",
+    "embedding": "aten.embedding",
+    "gelu": "GELUActivation, kept whole",
+    "gelu_tanh": "NewGELUActivation and its GELUTanh aliases, kept whole",
+    "layernorm": "aten.layer_norm",
+    "linear": "aten.linear",
+    "matmul": "aten.matmul and aten.bmm",
+    "mul": "aten.mul of two activations of one shape",
+    "permute": "aten.permute",
+    "relu": "aten.relu",
+    "repeat_kv": "grouped-query attention's expand and reshape of the KV heads",
+    "rms_norm": "a module whose class name ends in RMSNorm, kept whole",
+    "rotary": "apply_rotary_pos_emb calls, kept whole",
+    "scale": "aten.mul or aten.div by a number",
+    "silu": "aten.silu",
+    "softmax": "aten.softmax and aten._softmax",
+    "split": "aten.split, split_with_sizes and slices of a fused projection",
+    "transpose": "aten.transpose and aten.t",
+    "view": "aten.view, reshape, flatten, unsqueeze, squeeze and expand when the shape changes",
+}
+
+# Op-table kinds the importer never makes, with the reason.
+NOT_IMPORTED = {
+    "opaque": "the table's stand-in for an op outside it (synth --unknown-ops=replicate); the importer names "
+              "such an op in its error instead",
+    "cross_entropy": "the loss head of synth's builders (--loss-head) and of the fx exporter; a traced "
+                     "model ends at its logits and the loss stays in the user's training loop",
+}
