@@ -33,9 +33,9 @@ if(NOT config)
 endif()
 if(HAVE_PYTHON)
   # Outside /usr, Debian's python3 reads <prefix>/lib/python3.X/dist-packages.
-  file(GLOB module ${prefix}/lib/python3.*/dist-packages/shardsynth.*.so)
+  file(GLOB module ${prefix}/lib/python3.*/dist-packages/shardsynth/_native.*.so)
   if(NOT module)
-    message(FATAL_ERROR "find_package_test: the install lacks lib/python3.X/dist-packages/shardsynth.*.so")
+    message(FATAL_ERROR "find_package_test: the install lacks lib/python3.X/dist-packages/shardsynth/_native.*.so")
   endif()
 endif()
 
