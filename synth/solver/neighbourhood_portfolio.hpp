@@ -32,7 +32,6 @@ class NeighbourhoodPortfolio {
   NeighbourhoodOutcome round(NeighbourhoodContext& context);
 
   const std::vector<NeighbourhoodRecord>& records() const { return records_; }  // per neighbourhood, registration order
-  const Neighbourhood& at(int k) const { return *all_[k]; }                       // the k-th registered neighbourhood
   int size() const { return static_cast<int>(all_.size()); }                      // neighbourhoods registered
 
  private:
