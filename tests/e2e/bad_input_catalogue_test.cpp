@@ -331,8 +331,8 @@ std::vector<BadInput> catalogue() {
   c.push_back({"precision: unknown loss scale", synth, {}, plan + "--loss-scale static " + kMlpFlags, {"static"}});
   c.push_back({"device: unknown preset", synth, {}, plan + "--device v100 " + kMlpFlags, {"v100", "h100"}});
   c.push_back({"dtype: unknown", synth, {}, plan + "--dtype fp8 " + kMlpFlags, {"fp8"}});
-  c.push_back({"runtime: a dtype it cannot run", run, {{"s.json", good_schedule}}, runs + "--dtype bf16 " + kMlpFlags,
-               {"bfloat16"}});
+  c.push_back({"runtime: a dtype the backend cannot run", run, {{"s.json", good_schedule}},
+               runs + "--backend cuda --dtype bf16 " + kMlpFlags, {"--backend cuda", "16-bit", "cpu backend"}});
   return c;
 }
 
