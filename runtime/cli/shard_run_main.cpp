@@ -244,9 +244,6 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
                                                : load_inputs(graph, flags.input_path);
 
   const costs::PrecisionPolicy policy = flags.train ? training_policy(flags, graph) : costs::PrecisionPolicy{};
-  if (flags.backend != "cpu" && runtime::has_half(graph)) {
-    throw ir::InputError("--backend " + flags.backend + ": 16-bit graphs run on the cpu backend only (use --dtype fp32)");
-  }
   runtime::Backend backend = runtime::make_backend(flags.backend, mesh.shape);
   if (flags.train) {
     const runtime::TrainCommand command{
