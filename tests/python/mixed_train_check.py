@@ -39,6 +39,7 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
+
 STEPS, LR = 3, 1e-3
 LOSS_TOLERANCE = 1e-2
 # Why a relative L2 bound on the update. Adam moves every element by about
@@ -61,7 +62,7 @@ LLAMA = dict(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, vocab=256, seq=16
 THETA, EPS = 500000.0, 1e-5
 
 
-def model_args(model):
+def model_args(model: str) -> list[str]:
     if model == "gpt2":
         g = GPT2
         return (f"gpt2 --layers {g['layers']} --embd {g['embd']} --heads {g['heads']} --seq {g['seq']} "
@@ -71,7 +72,7 @@ def model_args(model):
             f"--ffn {m['ffn']} --vocab {m['vocab']} --seq {m['seq']} --batch {m['batch']}").split()
 
 
-def write_safetensors(path, tensors):
+def write_safetensors(path: str, tensors: dict[str, torch.Tensor]) -> None:
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
         t = tensors[name].contiguous()
@@ -85,7 +86,7 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
-def read_safetensors(path):
+def read_safetensors(path: str) -> dict[str, torch.Tensor]:
     with open(path, "rb") as f:
         raw = f.read()
     size = struct.unpack("<Q", raw[:8])[0]
@@ -101,7 +102,7 @@ def read_safetensors(path):
     return out
 
 
-def gpt2_weights(g):
+def gpt2_weights(g: torch.Generator) -> dict[str, torch.Tensor]:
     e, v = GPT2["embd"], GPT2["vocab"]
     shapes = {"wte.weight": [v, e], "wpe.weight": [1024, e], "ln_f.weight": [e], "ln_f.bias": [e]}
     for layer in range(GPT2["layers"]):
@@ -114,7 +115,7 @@ def gpt2_weights(g):
             else 0.05 * torch.randn(shape, generator=g) for name, shape in shapes.items()}
 
 
-def gpt2_logits(w, ids):
+def gpt2_logits(w: dict[str, torch.Tensor], ids: torch.Tensor) -> torch.Tensor:
     """GPT2LMHeadModel's forward (eager attention, dropout off, lm_head tied to wte), each op in w's dtype."""
     b, t = ids.shape
     e, h = GPT2["embd"], GPT2["heads"]
@@ -137,7 +138,7 @@ def gpt2_logits(w, ids):
     return x @ w["wte.weight"].t()
 
 
-def llama_weights(g):
+def llama_weights(g: torch.Generator) -> dict[str, torch.Tensor]:
     m = LLAMA
     hidden, head_dim = m["hidden"], m["hidden"] // m["heads"]
     w = {"model.embed_tokens.weight": torch.randn(m["vocab"], hidden, generator=g) * 0.5,
@@ -155,7 +156,7 @@ def llama_weights(g):
     return w
 
 
-def llama_logits(w, ids):
+def llama_logits(w: dict[str, torch.Tensor], ids: torch.Tensor) -> torch.Tensor:
     """LlamaForCausalLM's forward (eager attention), each op in w's dtype; norms and rotary in fp32 inside."""
     m = LLAMA
     b, t = ids.shape
@@ -163,7 +164,7 @@ def llama_logits(w, ids):
     head_dim, rep = hidden // heads, heads // kv
     dtype = w["lm_head.weight"].dtype
 
-    def rms(x, weight):
+    def rms(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         x32 = x.float()
         return (weight.float() * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + EPS))).to(dtype)
 
@@ -171,7 +172,7 @@ def llama_logits(w, ids):
     angles = torch.outer(torch.arange(t, dtype=torch.float32), inv_freq)
     cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
 
-    def rope(x):
+    def rope(x: torch.Tensor) -> torch.Tensor:
         x32, half = x.float(), head_dim // 2
         return (x32 * cos + torch.cat((-x32[..., half:], x32[..., :half]), -1) * sin).to(dtype)
 
@@ -198,7 +199,8 @@ def llama_logits(w, ids):
 MODELS = {"gpt2": (gpt2_weights, gpt2_logits, GPT2), "llama": (llama_weights, llama_logits, LLAMA)}
 
 
-def torch_train(model, master, ids, dtype):
+def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor,
+                dtype: torch.dtype) -> tuple[list[float], dict[str, torch.Tensor]]:
     """STEPS Adam steps on fp32 master weights, the model run in `dtype`. Returns (losses, master weights)."""
     _, logits_of, sizes = MODELS[model]
     master = {k: v.clone().requires_grad_(True) for k, v in master.items()}
@@ -223,7 +225,7 @@ def torch_train(model, master, ids, dtype):
     return losses, {k: v.detach() for k, v in master.items()}
 
 
-def byte_table(out):
+def byte_table(out: str) -> dict[str, tuple[int, int]]:
     """shard-run's bytes per collective kind: {kind: (sent, priced)}."""
     rows = {}
     for kind in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
@@ -233,17 +235,18 @@ def byte_table(out):
     return rows
 
 
-def step_losses(out):
+def step_losses(out: str) -> list[float]:
     return [float(re.search(rf"^{s}\s+(\S+)", out, re.M).group(1)) for s in range(1, STEPS + 1)]
 
 
-def run_case(tools, tmp, model, mesh, plan, dtype_flag, want_losses, init, want):
+def run_case(tools: tuple[str, str, str], tmp: str, model: str, mesh: str, plan: str, dtype_flag: str,
+             want_losses: list[float], init: dict[str, torch.Tensor], want: dict[str, torch.Tensor]) -> bool:
     synth, shard_run, mpiexec = tools
     schedule, trained = os.path.join(tmp, "plan.json"), os.path.join(tmp, "trained.safetensors")
     plan_flags = ["--peak-tflops", "0.001"] if plan == "synthesized" else ["--plan", plan]
     common = ["--params", os.path.join(tmp, "params.safetensors"), "--input", os.path.join(tmp, "input.safetensors")]
 
-    def train(dtype):
+    def train(dtype: str) -> subprocess.CompletedProcess[str]:
         subprocess.run([synth, "--quiet", "--mesh", mesh, "--mode", "training", *plan_flags, "--schedule", schedule,
                         *model_args(model), "--dtype", dtype], check=True, stdout=subprocess.DEVNULL)
         return subprocess.run(["timeout", "300", mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", "8",
@@ -299,7 +302,7 @@ ALL_CASES = [(m, mesh, plan) for m in ("gpt2", "llama") for mesh in ("2x4", "8")
              for plan in ("synthesized", "megatron", "fsdp")]
 
 
-def main():
+def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("synth")
     parser.add_argument("shard_run")
