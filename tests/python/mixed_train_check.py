@@ -39,7 +39,6 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
-
 STEPS, LR = 3, 1e-3
 LOSS_TOLERANCE = 1e-2
 # Why a relative L2 bound on the update. Adam moves every element by about
