@@ -14,6 +14,8 @@
 //   reduce_scatter: (n-1)/n * B, B = bytes of the local (input) tensor;
 //   all_reduce:     2(n-1)/n * B, B = bytes of the tensor, rounded down;
 //   all_to_all:     (n-1)/n * B, B = bytes of the local (input) tensor.
+// An element of a 16-bit dtype (Tensor::dtype float16 or bfloat16) counts 2
+// bytes instead of 4.
 // A group of one sends nothing (0 is still recorded for the kind); slice is
 // never recorded (it is local).
 //
@@ -26,6 +28,7 @@
 // p2p_bytes_sent() counts the bytes of every tensor this rank sent.
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,6 +68,10 @@ class Communicator {
   virtual Tensor recv(const std::vector<int64_t>& shape, int peer) = 0;
   // Waits until every rank of the mesh arrives.
   virtual void barrier() = 0;
+  // Whether `flag` is true on any rank of the mesh (every rank calls it). A
+  // control message (fp16 loss scaling's overflow vote), not a collective of
+  // the plan: not counted. Throws std::logic_error where not implemented.
+  virtual bool any_rank(bool /*flag*/) { throw std::logic_error("this communicator has no any_rank vote"); }
   // Prints `message` once (from this rank) and makes every rank exit non-zero.
   [[noreturn]] virtual void abort(const std::string& message) = 0;
 

@@ -9,6 +9,7 @@
 #include "costs/row_exchange.hpp"
 #include "ir/op_table.hpp"
 #include "ir/recompute_segments.hpp"
+#include "runtime/half.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reshard.hpp"
 
@@ -212,6 +213,7 @@ void ForwardPass::recompute(ir::Vertex v) {
 }
 
 void ForwardPass::store(const ir::Node& node, Tensor value) {
+  round_in_place(value, node.type.dtype);  // an input of a 16-bit dtype; a result is rounded already
   Tensor& held = values_[node.name] = std::move(value);
   if (!ledger_) return;
   ledger_->hold(node.name, shard_bytes(held.data.size(), node.type.dtype), [this, alive = alive_, name = node.name] {
@@ -241,7 +243,7 @@ Tensor ForwardPass::local_param(const ir::Node& node, const ir::Param& p, const 
     throw std::invalid_argument("parameter '" + full + "' has shape " + ir::shape_string(whole.shape) + ", the graph needs " +
                                 ir::shape_string(p.type.shape));
   }
-  return local_shard(whole, plan_.of(use), resharder_.mesh(), coords);
+  return rounded(local_shard(whole, plan_.of(use), resharder_.mesh(), coords), p.type.dtype);
 }
 
 void ForwardPass::step(ir::Vertex v) {
@@ -358,6 +360,7 @@ void ForwardPass::step(ir::Vertex v) {
   KernelCall call = saved_call(node, op, params);
   call.exchange = row_exchange_hook(graph_, v, op, resharder_);
   Tensor local = kernel->second(call);
+  round_in_place(local, node.type.dtype);  // each op's result is a value of its dtype (fp32 inside the kernel)
   if (sources_.param_uses) sources_.param_uses->give_back(node);  // a gathered copy lives for the op alone
   if (local.shape != op.out_shape) {
     throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +

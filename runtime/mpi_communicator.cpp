@@ -10,6 +10,7 @@
 #include "common/sanitizer.hpp"
 #include "costs/alpha_beta_cost_model.hpp"
 #include "runtime/mpi_check.hpp"
+#include "runtime/half.hpp"
 #include "runtime/packing.hpp"
 
 #if defined(SHARDSYNTH_ASAN)
@@ -26,7 +27,6 @@ extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=
 namespace shardsynth::runtime {
 namespace {
 
-constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
 constexpr int kP2pTag = 7;                       // tag of every send()/recv() message
 
 
@@ -35,6 +35,50 @@ using costs::CollectiveKind;
 int to_int_count(std::size_t n) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw std::length_error("MPI message of more than 2^31 elements");
   return static_cast<int>(n);
+}
+
+// Bytes an element of `t` takes on the wire: 2 for a 16-bit dtype, else an fp32 lane's 4.
+int64_t element_bytes(const Tensor& t) { return is_half(t.dtype) ? 2 : static_cast<int64_t>(sizeof(float)); }
+
+// The elementwise sum of 16-bit patterns of `dtype`: each pair added in fp32, rounded.
+template <ir::DType dtype>
+void add_halves(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = half_bits(half_value(a[i], dtype) + half_value(b[i], dtype), dtype);
+}
+
+// A tensor's elements as the buffer MPI moves: fp32 values, or 16-bit patterns.
+struct WireBuffer {
+  std::vector<float> values;   // fp32 tensors
+  std::vector<uint16_t> bits;  // 16-bit tensors
+  ir::DType dtype = ir::DType::float32;  // the tensor's dtype
+
+  WireBuffer(std::vector<float> elements, ir::DType type) : dtype(type) {
+    if (is_half(dtype)) {
+      bits = to_half_bits(elements, dtype);
+    } else {
+      values = std::move(elements);
+    }
+  }
+  WireBuffer(std::size_t n, ir::DType type) : dtype(type) {
+    if (is_half(dtype)) {
+      bits.resize(n);
+    } else {
+      values.resize(n);
+    }
+  }
+  bool half() const { return is_half(dtype); }
+  void* data() { return half() ? static_cast<void*>(bits.data()) : static_cast<void*>(values.data()); }
+  const void* data() const { return half() ? static_cast<const void*>(bits.data()) : static_cast<const void*>(values.data()); }
+  std::size_t size() const { return half() ? bits.size() : values.size(); }
+  MPI_Datatype type() const { return half() ? MPI_UINT16_T : MPI_FLOAT; }
+  std::vector<float> take() { return half() ? from_half_bits(bits, dtype) : std::move(values); }
+};
+
+Tensor labelled(Tensor t, ir::DType dtype) {
+  t.dtype = dtype;
+  return t;
 }
 
 [[noreturn]] void abort_world(MPI_Comm world, int rank, const std::string& message) {
@@ -83,6 +127,12 @@ MpiCommunicator::MpiCommunicator(std::vector<int64_t> mesh_shape, MPI_Comm world
     SHARDSYNTH_MPI_CHECK(MPI_Comm_split(world_, colour, coords_[axis], &comm));
     axis_comms_.push_back(comm);
   }
+  SHARDSYNTH_MPI_CHECK(MPI_Op_create(&add_halves<ir::DType::bfloat16>, 0, &bfloat16_sum_));
+  SHARDSYNTH_MPI_CHECK(MPI_Op_create(&add_halves<ir::DType::float16>, 0, &float16_sum_));
+}
+
+MPI_Op MpiCommunicator::half_sum(ir::DType dtype) const {
+  return dtype == ir::DType::bfloat16 ? bfloat16_sum_ : float16_sum_;
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -90,6 +140,8 @@ MpiCommunicator::~MpiCommunicator() {
   MPI_Finalized(&finalized);
   if (finalized) return;
   for (MPI_Comm& c : axis_comms_) MPI_Comm_free(&c);
+  MPI_Op_free(&bfloat16_sum_);
+  MPI_Op_free(&float16_sum_);
   MPI_Comm_free(&world_);
 }
 
@@ -103,31 +155,40 @@ MPI_Comm MpiCommunicator::axis_comm(int axis) {
 Tensor MpiCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  std::vector<float> received(t.data.size() * n);
+  const WireBuffer sent(t.data, t.dtype);
+  WireBuffer received(t.data.size() * n, t.dtype);
   const int count = to_int_count(t.data.size());
-  SHARDSYNTH_MPI_CHECK(MPI_Allgather(t.data.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
-  count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * kFloatBytes));
-  return unpack_parts(received, t.shape, dim, n, blocks);
+  SHARDSYNTH_MPI_CHECK(MPI_Allgather(sent.data(), count, sent.type(), received.data(), count, sent.type(), comm));
+  count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * element_bytes(t)));
+  return labelled(unpack_parts(received.take(), t.shape, dim, n, blocks), t.dtype);
 }
 
 Tensor MpiCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64_t blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  const std::vector<float> packed = pack_parts(t, dim, n, blocks);
-  Tensor out = zeros(part_shape(t.shape, dim, n));
-  SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), out.data.data(), to_int_count(out.data.size()),
-                                                MPI_FLOAT, MPI_SUM, comm));
-  count_bytes(CollectiveKind::reduce_scatter, costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * kFloatBytes));
+  const WireBuffer packed(pack_parts(t, dim, n, blocks), t.dtype);
+  Tensor out = labelled(zeros(part_shape(t.shape, dim, n)), t.dtype);
+  WireBuffer received(out.data.size(), t.dtype);
+  const MPI_Op sum = packed.half() ? half_sum(t.dtype) : MPI_SUM;
+  SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), received.data(), to_int_count(out.data.size()),
+                                                packed.type(), sum, comm));
+  out.data = received.take();
+  count_bytes(CollectiveKind::reduce_scatter,
+              costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * element_bytes(t)));
   return out;
 }
 
 Tensor MpiCommunicator::all_reduce(const Tensor& t, int axis) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  Tensor out = zeros(t.shape);
+  Tensor out = labelled(zeros(t.shape), t.dtype);
+  const WireBuffer sent(t.data, t.dtype);
+  WireBuffer received(t.data.size(), t.dtype);
+  const MPI_Op sum = sent.half() ? half_sum(t.dtype) : MPI_SUM;
   SHARDSYNTH_MPI_CHECK(
-      MPI_Allreduce(t.data.data(), out.data.data(), to_int_count(t.data.size()), MPI_FLOAT, MPI_SUM, comm));
-  count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * kFloatBytes));
+      MPI_Allreduce(sent.data(), received.data(), to_int_count(t.data.size()), sent.type(), sum, comm));
+  out.data = received.take();
+  count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * element_bytes(t)));
   return out;
 }
 
@@ -135,12 +196,18 @@ Tensor MpiCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, in
                                    int64_t src_blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  const std::vector<float> packed = pack_parts(t, dst_dim, n, dst_blocks);
-  std::vector<float> received(packed.size());
+  const WireBuffer packed(pack_parts(t, dst_dim, n, dst_blocks), t.dtype);
+  WireBuffer received(packed.size(), t.dtype);
   const int count = to_int_count(packed.size() / n);
-  SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_FLOAT, received.data(), count, MPI_FLOAT, comm));
-  count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * kFloatBytes));
-  return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
+  SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, packed.type(), received.data(), count, packed.type(), comm));
+  count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * element_bytes(t)));
+  return labelled(unpack_parts(received.take(), part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks), t.dtype);
+}
+
+bool MpiCommunicator::any_rank(bool flag) {
+  int mine = flag ? 1 : 0, any = 0;
+  SHARDSYNTH_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, world_));
+  return any != 0;
 }
 
 void MpiCommunicator::check_peer(int peer) const {
@@ -152,8 +219,9 @@ void MpiCommunicator::check_peer(int peer) const {
 
 void MpiCommunicator::send(const Tensor& t, int peer) {
   check_peer(peer);
+  if (is_half(t.dtype)) throw std::invalid_argument("send: 16-bit tensors travel between stages as float32 only");
   SHARDSYNTH_MPI_CHECK(MPI_Send(t.data.data(), to_int_count(t.data.size()), MPI_FLOAT, peer, kP2pTag, world_));
-  count_p2p_bytes(t.numel() * kFloatBytes);
+  count_p2p_bytes(t.numel() * static_cast<int64_t>(sizeof(float)));
 }
 
 Tensor MpiCommunicator::recv(const std::vector<int64_t>& shape, int peer) {

@@ -6,6 +6,12 @@
 // destruction; every MPI call is checked (mpi_check.hpp). The constructor
 // sets MPI_ERRORS_RETURN on the world communicator it is given, so failures
 // reach the check instead of MPI's default handler.
+//
+// A tensor of a 16-bit dtype (float16, bfloat16) travels as its 16-bit
+// patterns (MPI_UINT16_T), 2 bytes per element; its sums add pairs of
+// 16-bit values in fp32 and round each partial sum to the dtype, with an
+// operation declared non-commutative so that every member adds in the same
+// order and gets the same bits (replicas stay equal).
 #include <mpi.h>
 
 #include <cstdint>
@@ -39,10 +45,12 @@ class MpiCommunicator final : public Communicator {
   void send(const Tensor& t, int peer) override;
   Tensor recv(const std::vector<int64_t>& shape, int peer) override;
   void barrier() override;
+  bool any_rank(bool flag) override;
   [[noreturn]] void abort(const std::string& message) override;
 
  private:
   MPI_Comm axis_comm(int axis);
+  MPI_Op half_sum(ir::DType dtype) const;
   void check_peer(int peer) const;
 
   std::vector<int64_t> mesh_shape_;     // devices along each mesh axis
@@ -51,6 +59,8 @@ class MpiCommunicator final : public Communicator {
   int size_ = 0;                        // ranks in world_
   std::vector<int> coords_;             // this rank's coordinate on each mesh axis
   std::vector<MPI_Comm> axis_comms_;    // per mesh axis: the group along it, ranked by coordinate
+  MPI_Op bfloat16_sum_ = MPI_OP_NULL;   // the sum of bfloat16 patterns
+  MPI_Op float16_sum_ = MPI_OP_NULL;    // the sum of float16 patterns
 };
 
 }  // namespace shardsynth::runtime

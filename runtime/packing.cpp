@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/error.hpp"
+#include "runtime/half.hpp"
 
 namespace shardsynth::runtime {
 
@@ -37,16 +38,12 @@ Tensor unpack_parts(const std::vector<float>& buffer, const std::vector<int64_t>
 
 int64_t wire_lanes(ir::DType dtype) {
   const int64_t bytes = ir::dtype_bytes(dtype);
-  if (bytes < static_cast<int64_t>(sizeof(float))) {
-    throw ir::InputError(ir::dtype_name(dtype) + " tensors: the runtime computes and sends float32 values, so a " +
-                         std::to_string(bytes) + "-byte element cannot travel as priced (use --dtype float32)");
-  }
-  return bytes / static_cast<int64_t>(sizeof(float));
+  return bytes <= static_cast<int64_t>(sizeof(float)) ? 1 : bytes / static_cast<int64_t>(sizeof(float));
 }
 
 Tensor to_wire(const Tensor& t, ir::DType dtype) {
   const int64_t lanes = wire_lanes(dtype);
-  if (lanes == 1) return t;
+  if (lanes == 1) return is_half(dtype) ? rounded(t, dtype) : t;
   static_assert(sizeof(int64_t) == 2 * sizeof(float));
   if (dtype != ir::DType::int64) throw std::logic_error("to_wire: no lane layout for " + ir::dtype_name(dtype));
   std::vector<int64_t> shape = t.shape;

@@ -23,16 +23,17 @@ Tensor unpack_parts(const std::vector<float>& buffer, const std::vector<int64_t>
 
 // The wire form of tensors. A Tensor holds fp32 values, and so do every
 // backend's buffers, but a collective must move as many bytes per element as
-// the model's element type has (ir::dtype_bytes, the cost model's own size):
-// an element of dtype_bytes(dtype) bytes travels as wire_lanes(dtype) fp32
-// lanes. float32 is one lane holding the value; int64 (token ids) is two
-// lanes holding the 8 bytes of the integer. Lanes are a trailing dim of the
-// wire tensor, so slicing and concatenating along the model's dims still
-// works on it; only sums (all-reduce, reduce-scatter) need one lane.
-// Throws ir::InputError naming the type for one narrower than 4 bytes
-// (float16, bfloat16): the runtime computes and sends fp32.
+// the model's element type has (ir::dtype_bytes, the cost model's own size).
+// float32 is one lane holding the value; int64 (token ids) is two lanes
+// holding the 8 bytes of the integer, lanes being a trailing dim of the wire
+// tensor, so slicing and concatenating along the model's dims still works on
+// it; only sums (all-reduce, reduce-scatter) need one lane. float16 and
+// bfloat16 are one lane too, labelled with their dtype (Tensor::dtype): the
+// communicators send such a tensor as 16-bit patterns (runtime/half.hpp) and
+// count 2 bytes per element.
 int64_t wire_lanes(ir::DType dtype);
-// `t` as it travels: itself for one lane, else shape t.shape + [lanes].
+// `t` as it travels: itself for one lane (rounded to and labelled with a
+// 16-bit dtype), else shape t.shape + [lanes].
 Tensor to_wire(const Tensor& t, ir::DType dtype);
 // Inverse of to_wire: the values of the model's elements, as fp32.
 Tensor from_wire(const Tensor& wire, ir::DType dtype);

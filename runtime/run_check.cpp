@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/half.hpp"
+
 namespace shardsynth::runtime {
 
 std::vector<ByteCount> byte_counts(const RunResult& result) {
@@ -31,6 +33,8 @@ bool print_byte_table(const RunResult& result) {
   std::printf("%-16s %20lld %20lld\n", "total", static_cast<long long>(sent_total), static_cast<long long>(predicted_total));
   return same;
 }
+
+double check_tolerance(const ir::Graph& graph) { return has_half(graph) ? kHalfCheckTolerance : kCheckTolerance; }
 
 OutputComparison compare_output(const Tensor& expected, const Tensor& actual, double tolerance) {
   OutputComparison c;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "costs/collective.hpp"
+#include "ir/graph.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/tensor.hpp"
 
@@ -16,6 +17,12 @@ namespace shardsynth::runtime {
 // Relative tolerance of --check against the unsharded model: fp32 sums in a
 // different order.
 inline constexpr double kCheckTolerance = 1e-5;
+// The same for a graph with 16-bit tensors: every op's result is rounded to 8
+// (bfloat16) or 11 (float16) significant bits, and a sharded op rounds its
+// partial sums as well, so results differ by a few roundings of 2^-9.
+inline constexpr double kHalfCheckTolerance = 1e-2;
+// kHalfCheckTolerance when `graph` has a 16-bit tensor (runtime/half.hpp), else kCheckTolerance.
+double check_tolerance(const ir::Graph& graph);
 
 struct ByteCount {
   costs::CollectiveKind kind = costs::CollectiveKind::all_gather;  // the collective kind

@@ -26,6 +26,24 @@ inline constexpr double kTrainTolerance = 1e-4;
 // kTrainTolerance * (largest magnitude) + kAdamNoiseSteps * lr * steps.
 inline constexpr double kAdamNoiseSteps = 0.1;
 
+// A training --check's tolerances. A graph with 16-bit tensors rounds every
+// op's result to 8 (bfloat16) or 11 (float16) significant bits, and the
+// sharded run rounds partial sums the unsharded one does not have: each
+// rounding is off by up to 2^-9 (bfloat16) relative, and about ten of them
+// stand between a layer's input and its gradients, so gradients are held to
+// 5e-2 of the tensor's largest magnitude and the loss to 1e-2 (issue 30's
+// bound against PyTorch). Adam turns a small gradient into a step of about
+// lr whatever its size, so an element whose gradient is rounding noise may
+// move the other way: trained parameters get 1e-2 plus lr per step.
+struct TrainTolerances {
+  double loss = kTrainTolerance;        // relative, per step
+  double grads = kTrainTolerance;       // relative to each tensor's largest magnitude
+  double params = kTrainTolerance;      // relative to each tensor's largest magnitude
+  double adam_lr_steps = kAdamNoiseSteps;  // Adam's absolute allowance, in lr * steps
+};
+// The tolerances for `graph`: fp32's above, or the 16-bit ones when any tensor is 16-bit.
+TrainTolerances train_tolerances(const ir::Graph& graph);
+
 struct TrainCommand {
   std::string model_name;   // the model subcommand, for the header line
   std::string backend;      // backend name, for the header line

@@ -23,6 +23,7 @@ class SoloCommunicator final : public Communicator {
   void send(const Tensor&, int) override { throw std::logic_error("a one-device mesh has no peer to send to"); }
   Tensor recv(const std::vector<int64_t>&, int) override { throw std::logic_error("a one-device mesh has no peer"); }
   void barrier() override {}
+  bool any_rank(bool flag) override { return flag; }
   [[noreturn]] void abort(const std::string& message) override { throw std::runtime_error(message); }
 };
 

@@ -47,6 +47,7 @@ Tensor slice_part(const Tensor& t, int dim, int64_t parts, int64_t index, int64_
   std::vector<int64_t> shape = t.shape;
   shape[dim] = s.extent / parts;
   Tensor out = zeros(shape);
+  out.dtype = t.dtype;
   float* dst = out.data.data();
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t b = 0; b < blocks; ++b) {
@@ -68,6 +69,7 @@ Tensor concat_parts(const std::vector<Tensor>& pieces, int dim, int64_t blocks) 
   std::vector<int64_t> shape = pieces[0].shape;
   shape[dim] = s.extent * parts;
   Tensor out = zeros(shape);
+  out.dtype = pieces[0].dtype;
   float* dst = out.data.data();
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t b = 0; b < blocks; ++b) {

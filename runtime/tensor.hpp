@@ -1,14 +1,20 @@
 #pragma once
-// A dense, row-major fp32 tensor held by one rank: a local shard or a whole
+// A dense, row-major tensor held by one rank: a local shard or a whole
 // tensor. Shared by every backend (the CUDA backend copies to and from it).
+// Elements are held as fp32 values; a 16-bit dtype's values are ones that
+// dtype represents exactly (runtime/half.hpp rounds them), and collectives
+// move them as 16-bit patterns.
 #include <cstdint>
 #include <vector>
+
+#include "ir/dtype.hpp"
 
 namespace shardsynth::runtime {
 
 struct Tensor {
   std::vector<int64_t> shape;  // extent of each dim, outermost first
   std::vector<float> data;     // row-major elements, size = product of shape
+  ir::DType dtype = ir::DType::float32;  // the element type the values are rounded to and sent in
 
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t numel() const;

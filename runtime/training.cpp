@@ -51,6 +51,10 @@ TrainResult train_with(const ir::Graph& graph, const ir::Mesh& mesh, const PlanS
   result.sent = state.sent();
   result.predicted = state.predicted();
   result.recomputed = state.recomputed();
+  if (const LossScaler* scaler = state.scaler()) {
+    result.skipped = scaler->skipped();
+    result.loss_scale = scaler->scale();
+  }
   result.memory = state.memory();
   return result;
 }

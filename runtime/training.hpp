@@ -28,6 +28,20 @@
 // training (not from placeholders or integer tensors), through
 // costs::plan_resharding's steps, so the bytes counted are the ones priced.
 //
+// Mixed precision (costs/precision.hpp). A value of a 16-bit dtype is
+// rounded to it wherever an op makes it (runtime/half.hpp): each forward
+// kernel's result, each backward kernel's gradient, each sum of gradients.
+// A 16-bit parameter is stored in its dtype, and its gradient is reduced in
+// the policy's reduce dtype; the optimizer keeps an fp32 master copy (with
+// fp32 Adam moments) in the state spec, updates it with the gradient widened
+// to fp32, and rounds it back to the parameter's dtype before moving it to
+// the stored spec. The loss is taken in fp32 on the 16-bit output, as
+// torch.autocast runs cross-entropy, and its gradient is rounded to the
+// output's dtype. float16 parameters train with dynamic loss scaling
+// (runtime/loss_scaler.hpp): a step with a non-finite gradient on any rank
+// (an uncounted vote, Communicator::any_rank) leaves the master weights and
+// Adam as they were, but still moves the parameters as the plan prices.
+//
 // Excluded from the byte count: gathering the output for the loss, and
 // gathering gradients and parameters whole for the result.
 #include <cstdint>
@@ -38,12 +52,14 @@
 #include <vector>
 
 #include "costs/collective.hpp"
+#include "costs/precision.hpp"
 #include "ir/graph.hpp"
 #include "ir/mesh.hpp"
 #include "ir/schedule.hpp"
 #include "runtime/backward.hpp"
 #include "runtime/communicator.hpp"
 #include "runtime/loss.hpp"
+#include "runtime/loss_scaler.hpp"
 #include "runtime/memory_ledger.hpp"
 #include "runtime/optimizer.hpp"
 #include "runtime/reference.hpp"
@@ -64,13 +80,18 @@ struct TrainSetup {
   std::map<std::string, Tensor> params;  // whole parameters by full (or tied-to) name; the rest are seeded
   std::map<std::string, Tensor> inputs;  // whole inputs by placeholder name; the rest are seeded
   TrainOptions options;                  // steps, learning rate, optimizer
+  costs::PrecisionPolicy precision;      // reduce dtype, master dtype (float32 only), fp16 loss scaling
+  LossScalerOptions scaler;              // the dynamic loss scale, for float16 parameters
 };
 
 struct TrainResult {
   LossChoice loss;                                     // the loss minimized
   std::vector<double> losses;                          // per step: the loss before that step's update (mean over micro-batches)
   std::map<std::string, Tensor> first_grads;           // per stored parameter (full name): its gradient in step 1, whole
-  std::map<std::string, Tensor> params;                // per stored parameter (full name): its value after the last step, whole
+  std::map<std::string, Tensor> params;                // per stored parameter (full name): its value after the last step,
+                                                       // whole (the fp32 master copy for a 16-bit parameter)
+  int64_t skipped = 0;                                 // float16: steps skipped for a non-finite gradient
+  double loss_scale = 1;                               // float16: the loss scale after the last step (else 1)
   std::map<costs::CollectiveKind, int64_t> sent;       // bytes this rank sent for the plan's collectives, all steps
   std::map<costs::CollectiveKind, int64_t> predicted;  // the cost model's ring bytes for the same steps
   int64_t recomputed = 0;                              // op forwards run again for the backward (checkpoints), all steps

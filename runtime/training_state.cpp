@@ -1,6 +1,7 @@
 #include "runtime/training_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "ir/schedule.hpp"
 #include "ir/recompute_segments.hpp"
 #include "runtime/backward.hpp"
+#include "runtime/half.hpp"
 #include "runtime/init.hpp"
 #include "runtime/reshard.hpp"
 
@@ -49,6 +51,10 @@ void accumulate(Tensor& into, const Tensor& more) {
     return;
   }
   if (into.shape != more.shape) throw std::invalid_argument("gradient accumulation: shapes differ");
+  if (is_half(into.dtype)) {
+    for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] = round_to(into.data[i] + more.data[i], into.dtype);
+    return;
+  }
   for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += more.data[i];
 }
 
@@ -72,7 +78,9 @@ TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const
     const ir::Spec stored = spec_or(use + ir::kStoredSuffix, plan.of(use));
     const ir::Spec grad = spec_or(use + ir::kGradSuffix, stored);
     const ir::Spec state = spec_or(use + ir::kStateSuffix, grad);
-    stored_[full] = {p.type, stored, grad, state, use, local_shard(whole, stored, mesh, coords), {}};
+    Stored& s = stored_[full] = {p.type, stored, grad, state, use, rounded(local_shard(whole, stored, mesh, coords), p.type.dtype), {}};
+    s.grad_dtype = costs::reduce_dtype(setup.precision, p.type.dtype);
+    if (is_half(p.type.dtype)) s.master = rounded(local_shard(whole, state, mesh, coords), ir::DType::float32);
   };
   for (ir::Vertex v : graph.topological_order()) {
     const ir::Node& node = graph.node(v);
@@ -98,6 +106,9 @@ TrainingState::TrainingState(const ir::Graph& graph, const ir::Mesh& mesh, const
       }
     }
   }
+  for (const auto& [name, s] : stored_) {
+    if (s.type.dtype == ir::DType::float16 && setup.precision.loss_scaling) scaler_.emplace(setup.scaler);
+  }
   // The optimizer's state is held from the start, as the memory model counts it.
   for (const auto& [name, s] : stored_) optimizer_.prepare(name, ir::local_shape(s.type.shape, s.state_spec, mesh));
 }
@@ -113,7 +124,7 @@ TrainingState::Stored& TrainingState::stored_for(const ir::Node& node, const ir:
 }
 
 void TrainingState::begin_step() {
-  for (auto& [name, s] : stored_) s.grad = zeros(ir::local_shape(s.type.shape, s.grad_spec, mesh_));
+  for (auto& [name, s] : stored_) s.grad = rounded(zeros(ir::local_shape(s.type.shape, s.grad_spec, mesh_)), s.grad_dtype);
   if (planned_) {
     // A new step: the parameters, their gradient buffers and their state are held the whole step.
     ledger_ = std::make_unique<MemoryLedger>(*planned_, step_names(graph_, true), [this](const ir::PlannedTensor& t) {
@@ -122,8 +133,9 @@ void TrainingState::begin_step() {
     ledger_->begin(0);
     for (const auto& [name, s] : stored_) {
       ledger_->hold(name, shard_bytes(s.value.data.size(), s.type.dtype));
-      ledger_->hold(name + ir::kGradSuffix, shard_bytes(s.grad.data.size(), s.type.dtype));
-      ledger_->hold(name + ir::kStateSuffix, optimizer_.state_bytes(name));
+      ledger_->hold(name + ir::kGradSuffix, shard_bytes(s.grad.data.size(), s.grad_dtype));
+      const int64_t master = shard_bytes(s.master.data.size(), ir::DType::float32);
+      ledger_->hold(name + ir::kStateSuffix, optimizer_.state_bytes(name) + master);
     }
   }
 }
@@ -217,27 +229,20 @@ void TrainingState::end_step() {
     ledger_->begin(2 * static_cast<int64_t>(graph_.size()));
     ledger_->transient("activation gradients", 0);
   }
-  optimizer_.begin_step();
-  for (auto& [name, s] : stored_) {
-    if (ledger_) {
-      for (const char* part : {"", ir::kGradSuffix, ir::kStateSuffix}) ledger_->read(name + part);
+  // float16: a non-finite gradient element on any rank skips the step. The
+  // local gradient buffers cover the state shards (grad to state is a slice).
+  bool skip = false;
+  if (scaler_) {
+    bool found = false;
+    for (const auto& [name, s] : stored_) {
+      found = found || std::any_of(s.grad.data.begin(), s.grad.data.end(), [](float g) { return !std::isfinite(g); });
     }
-    if (s.state_spec == s.spec && s.grad_spec == s.spec) {
-      optimizer_.update(name, s.value, s.grad);
-      continue;
-    }
-    // ZeRO: update this rank's state shard (slices of the parameter and the
-    // gradient), then gather the updated shard back to the stored spec.
-    Tensor value = resharder_.move(s.value, s.type, s.spec, s.state_spec);
-    const Tensor grad = resharder_.move(s.grad, s.type, s.grad_spec, s.state_spec);
-    optimizer_.update(name, value, grad);
-    if (ledger_) {
-      const int64_t moved = shard_bytes(value.data.size() + grad.data.size(), s.type.dtype);
-      ledger_->transient("scratch", moved);
-      ledger_->transient("scratch", 0);
-    }
-    s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
+    skip = comm_.any_rank(found);
   }
+  if (!skip) optimizer_.begin_step();
+  const float inverse = scaler_ ? scaler_->inverse() : 1.0f;
+  for (auto& [name, s] : stored_) update(name, s, inverse, skip);
+  if (scaler_) scaler_->update(skip);
   if (ledger_) {
     ledger_->finish();
     memory_ = memory_ ? larger(*memory_, ledger_->measured()) : ledger_->measured();
@@ -245,16 +250,56 @@ void TrainingState::end_step() {
   }
 }
 
+void TrainingState::update(const std::string& name, Stored& s, float inverse_scale, bool skip) {
+  if (ledger_) {
+    for (const char* part : {"", ir::kGradSuffix, ir::kStateSuffix}) ledger_->read(name + part);
+  }
+  if (!s.master.shape.empty() || !s.master.data.empty()) {
+    // Mixed precision: the fp32 master shard (in the state spec) takes the
+    // step; the parameter is it rounded, moved to the stored spec.
+    Tensor grad = resharder_.move(s.grad, grad_type(s), s.grad_spec, s.state_spec);
+    grad.dtype = ir::DType::float32;
+    if (inverse_scale != 1.0f) {
+      for (float& g : grad.data) g *= inverse_scale;
+    }
+    if (!skip) optimizer_.update(name, s.master, grad);
+    const Tensor value = rounded(s.master, s.type.dtype);
+    if (ledger_) {
+      ledger_->transient("scratch", shard_bytes(grad.data.size(), ir::DType::float32) +
+                                        shard_bytes(value.data.size(), s.type.dtype));
+      ledger_->transient("scratch", 0);
+    }
+    s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
+    return;
+  }
+  if (s.state_spec == s.spec && s.grad_spec == s.spec) {
+    optimizer_.update(name, s.value, s.grad);
+    return;
+  }
+  // ZeRO: update this rank's state shard (slices of the parameter and the
+  // gradient), then gather the updated shard back to the stored spec.
+  Tensor value = resharder_.move(s.value, s.type, s.spec, s.state_spec);
+  const Tensor grad = resharder_.move(s.grad, s.type, s.grad_spec, s.state_spec);
+  optimizer_.update(name, value, grad);
+  if (ledger_) {
+    const int64_t moved = shard_bytes(value.data.size() + grad.data.size(), s.type.dtype);
+    ledger_->transient("scratch", moved);
+    ledger_->transient("scratch", 0);
+  }
+  s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
+}
+
 double TrainingState::take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice,
                                 const Tensor* labels, uint64_t seed, double scale, std::map<std::string, Tensor>& grads) {
   const ir::Node& node = graph_.node(*graph_.find(output));
   const ir::Spec& spec = plan_.of(output);
   LossValue loss = compute_loss(choice, gather(pass.value(output), node.type, spec), labels, seed);
+  if (scaler_) scale *= scaler_->scale();
   if (scale != 1.0) {
     for (float& g : loss.grad.data) g = static_cast<float>(g * scale);
   }
   // Every partial summand of the output has the output's gradient.
-  grads[output] = local_shard(loss.grad, ir::without_partial(spec), mesh_, comm_.coords());
+  grads[output] = rounded(local_shard(loss.grad, ir::without_partial(spec), mesh_, comm_.coords()), node.type.dtype);
   return loss.value;
 }
 
@@ -276,7 +321,7 @@ std::vector<std::string> TrainingState::stored_names() const {
 
 Tensor TrainingState::whole_grad(const std::string& name) {
   Stored& s = stored_.at(name);
-  return gather(s.grad, s.type, s.spec);
+  return gather(s.grad, grad_type(s), s.spec);
 }
 
 void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
@@ -286,13 +331,16 @@ void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
 
 std::map<std::string, Tensor> TrainingState::whole_grads() {
   std::map<std::string, Tensor> out;
-  for (auto& [name, s] : stored_) out[name] = gather(s.grad, s.type, s.grad_spec);
+  for (auto& [name, s] : stored_) out[name] = gather(s.grad, grad_type(s), s.grad_spec);
   return out;
 }
 
 std::map<std::string, Tensor> TrainingState::whole_params() {
   std::map<std::string, Tensor> out;
-  for (auto& [name, s] : stored_) out[name] = gather(s.value, s.type, s.spec);
+  for (auto& [name, s] : stored_) {
+    out[name] = s.master.data.empty() ? gather(s.value, s.type, s.spec)
+                                      : gather(s.master, {s.type.shape, ir::DType::float32}, s.state_spec);
+  }
   return out;
 }
 
@@ -327,13 +375,20 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     g = kernel->second({call, saved.output, grad_result});
     give_back(node);
   }
+  // Each gradient a kernel makes is a value of its tensor's dtype.
+  const auto producers = graph_.inputs_of(v);
+  for (std::size_t i = 0; i < producers.size() && i < g.inputs.size(); ++i) {
+    if (g.inputs[i]) round_in_place(*g.inputs[i], graph_.node(producers[i]).type.dtype);
+  }
+  for (const ir::Param& param : node.params) {
+    if (auto it = g.params.find(param.name); it != g.params.end()) round_in_place(it->second, param.type.dtype);
+  }
   // The mesh axes sharding the op's iteration space.
   std::set<int> used(saved.result.partial.begin(), saved.result.partial.end());
   add_dim_axes(saved.result, used);
   for (const auto& spec : saved.input_specs) add_dim_axes(spec, used);
   for (const ir::Param& p : node.params) add_dim_axes(plan_.of(node.name + "." + p.name), used);
 
-  const auto producers = graph_.inputs_of(v);
   if (ledger_) {
     for (ir::Vertex u : producers) ledger_->read(graph_.node(u).name);  // the saved operands it read
   }
@@ -358,15 +413,18 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     const ir::Spec& spec = plan_.of(use);
     const ir::Spec partial = with_partial(spec, grad_partial(used, spec));
     Stored& s = stored_for(node, param);
+    // Reduced in the policy's dtype (as wide as the parameter's or wider: the values stay).
+    const ir::TensorType reduced = grad_type(s);
+    local.dtype = reduced.dtype;
     if (s.use == use) {
       // The gradient is reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
-      accumulate(s.grad, resharder_.move(local, param.type, partial, s.grad_spec));
+      accumulate(s.grad, resharder_.move(local, reduced, partial, s.grad_spec));
       continue;
     }
     // A tied use: resolved in its own spec, then sent to the stored spec and into the buffer.
-    const Tensor resolved = resharder_.move(local, param.type, partial, spec);
-    const Tensor at_stored = resharder_.move(resolved, param.type, spec, s.spec);
-    accumulate(s.grad, s.grad_spec == s.spec ? at_stored : resharder_.move(at_stored, param.type, s.spec, s.grad_spec));
+    const Tensor resolved = resharder_.move(local, reduced, partial, spec);
+    const Tensor at_stored = resharder_.move(resolved, reduced, spec, s.spec);
+    accumulate(s.grad, s.grad_spec == s.spec ? at_stored : resharder_.move(at_stored, reduced, s.spec, s.grad_spec));
   }
 }
 

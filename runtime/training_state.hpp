@@ -38,8 +38,9 @@
 
 namespace shardsynth::runtime {
 
-// Adds `more` into `into` elementwise; an empty `into` (no shape, no data)
-// becomes a copy. Throws std::invalid_argument when the shapes differ.
+// Adds `more` into `into` elementwise, each sum rounded to into.dtype; an
+// empty `into` (no shape, no data) becomes a copy. Throws
+// std::invalid_argument when the shapes differ.
 void accumulate(Tensor& into, const Tensor& more);
 
 class TrainingState final : private ParamUses {
@@ -89,6 +90,8 @@ class TrainingState final : private ParamUses {
   std::map<std::string, Tensor> whole_params();
   // `local` under `spec` gathered whole, outside the plan's byte count.
   Tensor gather(const Tensor& local, const ir::TensorType& type, const ir::Spec& spec);
+  // float16 with loss scaling: the scaler (its scale and skipped steps); else null.
+  const LossScaler* scaler() const { return scaler_ ? &*scaler_ : nullptr; }
   // Checkpointed op forwards run again so far (every backward's).
   int64_t recomputed() const { return recomputed_; }
   // Bytes sent for the plan: the communicator's count less gather()'s
@@ -116,8 +119,14 @@ class TrainingState final : private ParamUses {
     ir::Spec state_spec;  // the spec the optimizer updates it in (its Adam state's)
     std::string use;      // "node.param" of the use that stores it
     Tensor value;         // this rank's shard, in `spec`
-    Tensor grad;          // this rank's shard of the step's gradient, in `grad_spec`
+    Tensor grad;          // this rank's shard of the step's gradient, in `grad_spec`, of dtype `grad_dtype`
+    ir::DType grad_dtype = ir::DType::float32;  // the dtype its gradient is reduced and kept in
+    Tensor master;        // a 16-bit parameter's fp32 master copy, in `state_spec`; empty otherwise
   };
+  // The type `s`'s gradient is reduced in: its shape, the reduce dtype.
+  static ir::TensorType grad_type(const Stored& s) { return {s.type.shape, s.grad_dtype}; }
+  // The optimizer step of one stored parameter (`inverse_scale`: fp16's 1 / loss scale, else 1).
+  void update(const std::string& name, Stored& s, float inverse_scale, bool skip);
 
   Stored& stored_for(const ir::Node& node, const ir::Param& p);
   // ParamUses: the use's shard, a copy moved from the stored one when the specs differ.
@@ -150,6 +159,7 @@ class TrainingState final : private ParamUses {
   std::optional<std::vector<ir::PlannedTensor>> planned_;  // the plan's tensors, when tracked
   std::unique_ptr<MemoryLedger> ledger_;                 // this step's ledger, when tracked
   std::optional<MemoryMeasured> memory_;                 // the largest tracked step's measurement
+  std::optional<LossScaler> scaler_;                     // float16 parameters: the dynamic loss scale
 };
 
 }  // namespace shardsynth::runtime

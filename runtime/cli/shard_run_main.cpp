@@ -32,11 +32,13 @@
 #include "ir/file_io.hpp"
 #include "ir/cli_numbers.hpp"
 #include "ir/model_cli.hpp"
+#include "costs/precision_cli.hpp"
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
 #include "ir/staged_schedule.hpp"
 #include "ir/version.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/half.hpp"
 #include "runtime/memory_check.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/reference.hpp"
@@ -68,7 +70,20 @@ struct Flags {
   double lr = 1e-3;            // --lr: learning rate of a training run
   std::string optimizer = "adam";  // --optimizer: sgd or adam
   bool training_options = false;   // whether --steps, --lr or --optimizer was given
+  costs::PrecisionFlags precision;  // --reduce-dtype, --master-dtype, --loss-scale (training)
 };
+
+// The precision policy of a training run, as the runtime can run it: the
+// costs' checks (costs::check_policy), and master weights in float32.
+costs::PrecisionPolicy training_policy(const Flags& flags, const ir::Graph& graph) {
+  const costs::PrecisionPolicy policy = costs::make_policy(flags.precision);
+  costs::check_policy(policy, graph, true);
+  if (runtime::has_half(graph) && policy.master != ir::DType::float32) {
+    throw ir::InputError("--master-dtype " + flags.precision.master_dtype +
+                         ": the runtime keeps the master weights of 16-bit parameters in float32");
+  }
+  return policy;
+}
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   std::string text = "[";
@@ -158,6 +173,10 @@ bool is_staged(const nlohmann::json& json) {
 
 // A pipeline-staged schedule, read or planned: the staged runtime does the rest.
 int run_staged(const Flags& flags, const std::string& model_name, const ir::Graph& graph, const ir::StagedSchedule& staged) {
+  if (runtime::has_half(graph)) {
+    throw ir::InputError("a staged schedule runs float32 graphs only (stages hand activations over as float32); "
+                         "use --dtype fp32 or an intra-op schedule");
+  }
   if (flags.train) {
     if (!flags.input_path.empty() || !flags.output_path.empty()) {
       throw ir::InputError(std::string(flags.input_path.empty() ? "--output" : "--input") +
@@ -224,11 +243,12 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
   const auto inputs = flags.input_path.empty() ? std::map<std::string, runtime::Tensor>{}
                                                : load_inputs(graph, flags.input_path);
 
+  const costs::PrecisionPolicy policy = flags.train ? training_policy(flags, graph) : costs::PrecisionPolicy{};
   runtime::Backend backend = runtime::make_backend(flags.backend, mesh.shape);
   if (flags.train) {
     const runtime::TrainCommand command{
         model_name, flags.backend, flags.check, flags.output_path,
-        {flags.seed, backend.kernels, backend.backward, params, inputs, train_options}};
+        {flags.seed, backend.kernels, backend.backward, params, inputs, train_options, policy, {}}};
     int status = runtime::run_train_command(graph, mesh, schedule, *backend.comm, command);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
@@ -273,12 +293,13 @@ int run(const Flags& flags, const std::string& model_name, int rank) {
         if (graph.node(*graph.find(name)).kind == ir::kOutput) expected = &value;
       }
       const runtime::OutputComparison c =
-          expected == nullptr ? runtime::OutputComparison{} : runtime::compare_output(*expected, result.output);
+          expected == nullptr ? runtime::OutputComparison{}
+                              : runtime::compare_output(*expected, result.output, runtime::check_tolerance(graph));
       if (!c.same_shape) {
         std::printf("check: the output shape differs from the unsharded model's: FAILED\n");
       } else {
         std::printf("check: max abs error %.3g, max rel error %.3g (tolerance %.0e): %s\n", c.max_abs, c.max_rel,
-                    runtime::kCheckTolerance, c.ok ? "OK" : "FAILED");
+                    runtime::check_tolerance(graph), c.ok ? "OK" : "FAILED");
       }
       if (!c.ok) status = 1;
     }
@@ -322,6 +343,7 @@ int main(int argc, char** argv) {
                "also run the unsharded model on rank 0 and compare the outputs; with a schedule from synth "
                "--memory-report, also hold every rank's measured memory peak by category to the prediction "
                "(intra-op schedules; staged ones are not measured)");
+  costs::add_precision_options(app, flags.precision);
   app.add_flag("--train", flags.train,
                "train with a training plan: forward, loss, backward, gradient syncs and the optimizer step");
   app.add_option("--steps", flags.steps, "with --train: optimizer steps, each on the same batch")->capture_default_str();

@@ -10,6 +10,7 @@
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise.hpp"
 #include "runtime/cuda/gpu_entries.hpp"
+#include "runtime/half.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime::cuda {
@@ -31,13 +32,41 @@ Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, boo
   int64_t rows = 1;  // product of x's leading dims
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
   if (rows == 0 || n == 0) return out;
-  DeviceBuffer dx(x.data), dw(weight.data), dout(out.data);  // dout starts at zero
-  if (k > 0) device_gemm(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k);
+  DeviceBuffer dout(out.data);  // starts at zero
+  if (k > 0 && is_half(x.dtype) && weight.dtype == x.dtype) {
+    // 16-bit operands: cuBLAS reads their 16-bit patterns and accumulates in fp32.
+    const DeviceHalfBuffer dx(to_half_bits(x.data, x.dtype)), dw(to_half_bits(weight.data, x.dtype));
+    device_gemm_half(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k, x.dtype);
+  } else if (k > 0) {
+    DeviceBuffer dx(x.data), dw(weight.data);
+    device_gemm(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k);
+  }
   if (bias) {
     DeviceBuffer db(bias->data);
     SHARDSYNTH_CUDA_CHECK(launch_add_bias(dout.data(), db.data(), rows, n));
     dout.download(out.data);
     return out;
+  }
+  dout.download(out.data);
+  return out;
+}
+
+// device_matmul on 16-bit operands (runtime/half.hpp): cuBLAS reads their
+// 16-bit patterns and accumulates in fp32; the result is fp32.
+Tensor device_matmul_half(const Tensor& a, const Tensor& b, const MatmulPlan& plan, int64_t sa, int64_t sb) {
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  const int64_t batches = static_cast<int64_t>(plan.a_index.size());
+  Tensor out = zeros(plan.out_shape);
+  const DeviceHalfBuffer da(to_half_bits(a.data, a.dtype)), db(to_half_bits(b.data, a.dtype));
+  DeviceBuffer dout(out.data.size());
+  if (sa >= 0 && sb >= 0) {
+    device_gemm_half_batched(da.data(), false, sa * m * k, db.data(), false, sb * k * n, dout.data(), m * n, m, n, k,
+                             batches, a.dtype);
+  } else {
+    for (int64_t t = 0; t < batches; ++t) {
+      device_gemm_half(da.data() + plan.a_index[t] * m * k, false, db.data() + plan.b_index[t] * k * n, false,
+                       dout.data() + t * m * n, m, n, k, a.dtype);
+    }
   }
   dout.download(out.data);
   return out;
@@ -52,6 +81,7 @@ Tensor device_matmul(const Tensor& a, const Tensor& b) {
   Tensor out = zeros(plan.out_shape);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return out;
   const int64_t sa = regular_stride(a_index), sb = regular_stride(b_index);
+  if (is_half(a.dtype) && b.dtype == a.dtype) return device_matmul_half(a, b, plan, sa, sb);
   DeviceBuffer da(a.data), db(b.data), dout(out.data.size());
   if (sa >= 0 && sb >= 0) {
     device_gemm_batched(da.data(), false, sa * m * k, db.data(), false, sb * k * n, dout.data(), m * n, m, n, k, batches);

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,46 @@ class DeviceBuffer {
  private:
   float* data_ = nullptr;  // device memory, null when empty
   std::size_t size_ = 0;   // elements
+};
+
+// The 16-bit patterns (bfloat16, float16: runtime/half.hpp) of a tensor in
+// GPU memory: what cuBLAS's 16-bit GEMMs read and NCCL's 16-bit collectives move.
+class DeviceHalfBuffer {
+ public:
+  explicit DeviceHalfBuffer(std::size_t elements) : size_(elements) {
+    if (size_ > 0) SHARDSYNTH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), size_ * sizeof(uint16_t)));
+  }
+  // A device copy of `host`.
+  explicit DeviceHalfBuffer(const std::vector<uint16_t>& host) : DeviceHalfBuffer(host.size()) { upload(host); }
+  ~DeviceHalfBuffer() {
+    if (data_) cudaFree(data_);
+  }
+  DeviceHalfBuffer(const DeviceHalfBuffer&) = delete;
+  DeviceHalfBuffer& operator=(const DeviceHalfBuffer&) = delete;
+
+  uint16_t* data() { return data_; }
+  const uint16_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+  // Copies host.size() (<= size()) patterns host -> device, ordered on `stream`.
+  void upload(const std::vector<uint16_t>& host, cudaStream_t stream = nullptr) {
+    if (!host.empty()) {
+      SHARDSYNTH_CUDA_CHECK(
+          cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice, stream));
+    }
+  }
+  // Copies host.size() (<= size()) patterns device -> host and waits for `stream`.
+  void download(std::vector<uint16_t>& host, cudaStream_t stream = nullptr) const {
+    if (!host.empty()) {
+      SHARDSYNTH_CUDA_CHECK(
+          cudaMemcpyAsync(host.data(), data_, host.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    }
+    SHARDSYNTH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+ private:
+  uint16_t* data_ = nullptr;  // device memory, null when empty
+  std::size_t size_ = 0;      // elements
 };
 
 }  // namespace shardsynth::runtime::cuda

@@ -7,13 +7,14 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/mpi_check.hpp"
+#include "runtime/half.hpp"
 #include "runtime/packing.hpp"
 #include "costs/alpha_beta_cost_model.hpp"
 
 namespace shardsynth::runtime::cuda {
 namespace {
 
-constexpr int64_t kFloatBytes = sizeof(float);  // Tensor holds fp32
+constexpr int64_t kFloatBytes = sizeof(float);  // an fp32 element (or lane) on the wire
 
 
 using costs::CollectiveKind;
@@ -28,7 +29,54 @@ int local_rank(MPI_Comm world) {
   return rank;
 }
 
+// A 16-bit tensor's collective (runtime/half.hpp): its patterns on the
+// device, moved by NCCL as bfloat16 or float16 (sums in the dtype), 2 bytes an element.
+ncclDataType_t nccl_half(ir::DType dtype) { return dtype == ir::DType::bfloat16 ? ncclBfloat16 : ncclFloat16; }
+
+Tensor labelled(Tensor t, ir::DType dtype) {
+  t.dtype = dtype;
+  return t;
+}
+
 }  // namespace
+
+Tensor NcclCommunicator::half_collective(CollectiveKind kind, const std::vector<float>& values, std::size_t out_count,
+                                         ir::DType dtype, int axis) {
+  ncclComm_t comm = axis_comm(axis);
+  const int n = group_size(axis);
+  const ncclDataType_t type = nccl_half(dtype);
+  const DeviceHalfBuffer send(to_half_bits(values, dtype));
+  DeviceHalfBuffer recv(out_count);
+  switch (kind) {
+    case CollectiveKind::all_gather:
+      SHARDSYNTH_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), values.size(), type, comm, stream_));
+      break;
+    case CollectiveKind::reduce_scatter:
+      SHARDSYNTH_NCCL_CHECK(ncclReduceScatter(send.data(), recv.data(), out_count, type, ncclSum, comm, stream_));
+      break;
+    case CollectiveKind::all_reduce:
+      SHARDSYNTH_NCCL_CHECK(ncclAllReduce(send.data(), recv.data(), out_count, type, ncclSum, comm, stream_));
+      break;
+    case CollectiveKind::all_to_all: {
+      const std::size_t count = values.size() / n;
+      SHARDSYNTH_NCCL_CHECK(ncclGroupStart());
+      for (int j = 0; j < n; ++j) {
+        SHARDSYNTH_NCCL_CHECK(ncclSend(send.data() + j * count, count, type, j, comm, stream_));
+        SHARDSYNTH_NCCL_CHECK(ncclRecv(recv.data() + j * count, count, type, j, comm, stream_));
+      }
+      SHARDSYNTH_NCCL_CHECK(ncclGroupEnd());
+      break;
+    }
+    case CollectiveKind::slice:
+      throw std::logic_error("slice is no collective");
+  }
+  std::vector<uint16_t> bits(out_count);
+  recv.download(bits, stream_);
+  Tensor out;
+  out.data = from_half_bits(bits, dtype);
+  out.dtype = dtype;
+  return out;
+}
 
 NcclCommunicator::NcclCommunicator(std::vector<int64_t> mesh_shape, MPI_Comm world) : mpi_(std::move(mesh_shape), world) {
   int devices = 0;
@@ -75,6 +123,11 @@ ncclComm_t NcclCommunicator::axis_comm(int axis) const {
 Tensor NcclCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t blocks) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
+  if (is_half(t.dtype)) {
+    const Tensor flat = half_collective(CollectiveKind::all_gather, t.data, t.data.size() * n, t.dtype, axis);
+    count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * 2));
+    return labelled(unpack_parts(flat.data, t.shape, dim, n, blocks), t.dtype);
+  }
   DeviceBuffer send(t.data.size()), recv(t.data.size() * n);
   send.upload(t.data, stream_);
   SHARDSYNTH_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), t.data.size(), ncclFloat, comm, stream_));
@@ -89,6 +142,11 @@ Tensor NcclCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int6
   const int n = group_size(axis);
   Tensor out = zeros(part_shape(t.shape, dim, n));
   const std::vector<float> packed = pack_parts(t, dim, n, blocks);
+  if (is_half(t.dtype)) {
+    out.data = half_collective(CollectiveKind::reduce_scatter, packed, out.data.size(), t.dtype, axis).data;
+    count_bytes(CollectiveKind::reduce_scatter, costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * 2));
+    return labelled(std::move(out), t.dtype);
+  }
   DeviceBuffer send(packed.size()), recv(out.data.size());
   send.upload(packed, stream_);
   SHARDSYNTH_NCCL_CHECK(
@@ -102,6 +160,11 @@ Tensor NcclCommunicator::all_reduce(const Tensor& t, int axis) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
   Tensor out = zeros(t.shape);
+  if (is_half(t.dtype)) {
+    out.data = half_collective(CollectiveKind::all_reduce, t.data, t.data.size(), t.dtype, axis).data;
+    count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * 2));
+    return labelled(std::move(out), t.dtype);
+  }
   DeviceBuffer buffer(t.data.size());
   buffer.upload(t.data, stream_);
   SHARDSYNTH_NCCL_CHECK(
@@ -116,6 +179,11 @@ Tensor NcclCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, i
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
   const std::vector<float> packed = pack_parts(t, dst_dim, n, dst_blocks);
+  if (is_half(t.dtype)) {
+    const Tensor flat = half_collective(CollectiveKind::all_to_all, packed, packed.size(), t.dtype, axis);
+    count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * 2));
+    return labelled(unpack_parts(flat.data, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks), t.dtype);
+  }
   const std::size_t count = packed.size() / n;
   DeviceBuffer send(packed.size()), recv(packed.size());
   send.upload(packed, stream_);

@@ -2,7 +2,8 @@
 // A Communicator over NCCL, one GPU per MPI rank. MPI does the bootstrap and
 // the host-side bookkeeping: an MpiCommunicator (held inside) checks the mesh
 // against the MPI job, gives rank and coordinates, and serves barrier() and
-// abort(). NCCL moves the data: one world ncclComm initialised from an
+// abort() and the any_rank vote. A 16-bit tensor (runtime/half.hpp) moves
+// as ncclBfloat16 / ncclFloat16, 2 bytes an element. NCCL moves the data: one world ncclComm initialised from an
 // ncclUniqueId made on rank 0 and broadcast over MPI, then ncclCommSplit per
 // mesh axis (colour = the other coordinates, key = the coordinate on the
 // axis, so group member j has coordinate j). The device is cudaSetDevice(
@@ -49,12 +50,18 @@ class NcclCommunicator final : public Communicator {
   void send(const Tensor& t, int peer) override;
   Tensor recv(const std::vector<int64_t>& shape, int peer) override;
   void barrier() override { mpi_.barrier(); }
+  bool any_rank(bool flag) override { return mpi_.any_rank(flag); }
   [[noreturn]] void abort(const std::string& message) override { mpi_.abort(message); }
 
   int device() const { return device_; }  // the CUDA device this rank uses
 
  private:
   ncclComm_t axis_comm(int axis) const;
+  // A collective of `kind` on the 16-bit patterns of `values` (dtype
+  // bfloat16 or float16) along `axis`, NCCL summing in the dtype: the
+  // `out_count` values received, labelled with the dtype, as a flat tensor.
+  Tensor half_collective(costs::CollectiveKind kind, const std::vector<float>& values, std::size_t out_count,
+                         ir::DType dtype, int axis);
 
   MpiCommunicator mpi_;                  // bootstrap, coordinates, barrier and abort
   int device_ = 0;                       // CUDA device of this rank

@@ -108,6 +108,7 @@ std::vector<BadInput> catalogue() {
   const std::string problem = "--iopddl IN/p.json --solution OUT/sol.json --export-problem OUT/export.json";
   const std::string runs = "--schedule IN/s.json --output OUT/out.safetensors ";
   const std::string good_schedule = mlp_schedule().dump();
+  const std::string training_schedule = broken_schedule([](json& j) { j["mode"] = "training"; });
   std::vector<BadInput> c;
   // JSON syntax errors and truncated files.
   const std::string whole = mlp_graph().dump();
@@ -331,8 +332,8 @@ std::vector<BadInput> catalogue() {
   c.push_back({"precision: unknown loss scale", synth, {}, plan + "--loss-scale static " + kMlpFlags, {"static"}});
   c.push_back({"device: unknown preset", synth, {}, plan + "--device v100 " + kMlpFlags, {"v100", "h100"}});
   c.push_back({"dtype: unknown", synth, {}, plan + "--dtype fp8 " + kMlpFlags, {"fp8"}});
-  c.push_back({"runtime: a dtype it cannot run", run, {{"s.json", good_schedule}}, runs + "--dtype bf16 " + kMlpFlags,
-               {"bfloat16"}});
+  c.push_back({"runtime: 16-bit master weights", run, {{"s.json", training_schedule}},
+               runs + "--train --dtype bf16 --master-dtype bf16 " + kMlpFlags, {"--master-dtype bf16", "float32"}});
   return c;
 }
 

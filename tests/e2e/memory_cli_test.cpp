@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -171,5 +172,32 @@ TEST_CASE("shard_run_GatheredParameterCopiesAreHeldAsPlanned") {
   CHECK(early.err.find("memory plan: tensor '" + name + "' is held at time step " +
                        std::to_string(2 * static_cast<int64_t>(graph.size()) - 1 - forward) +
                        " (backward of h.0.mlp.c_fc), outside its planned interval") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// bf16 training (issue 30): the runtime holds 2 bytes per parameter and per
+// gradient element and, per element of its optimizer shard, fp32 Adam
+// moments and an fp32 master copy (12 bytes). ZeRO-1 on 8 devices: the
+// ZeRO paper's 2Ψ + 2Ψ + 12Ψ/8, predicted and measured alike.
+TEST_CASE("shard_run_Bf16TrainingHoldsTheZeroMixedPrecisionBytes") {
+  const auto dir = scratch_dir("memory_cli_bf16");
+  const std::string schedule = (dir / "plan.json").string();
+  const std::string model = std::string("--dtype bf16 ") + kGpt2;
+  REQUIRE(run_command(kSynth + " --quiet --memory-report --mesh 2x4 --plan zero1 --mode training --schedule " + schedule +
+                      " " + model)
+              .exit_code == 0);
+  const auto run = run_command(kMpirun + "8 " + SHARDSYNTH_SHARD_RUN_BIN + " --train --steps 1 --check --schedule " +
+                               schedule + " " + model);
+  CAPTURE(run.out);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("check: memory of every rank at its peak, by category, as predicted: OK") != std::string::npos);
+  const auto at = run.out.find("\nrank 7 measured ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream row(run.out.substr(at + 17));
+  long long params = 0, grads = 0, optimizer = 0;
+  row >> params >> grads >> optimizer;
+  CHECK(params > 0);
+  CHECK(grads == params);               // 2Ψ and 2Ψ
+  CHECK(8 * optimizer == 6 * params);   // 12Ψ/8 against 2Ψ
   std::filesystem::remove_all(dir);
 }

@@ -57,6 +57,9 @@ const std::map<std::string, std::string>& sweep_models() {
       // Sizes that divide 2 devices only (batch, vocab), 4 (seq) or none (heads 3):
       // the dims that do not divide stay whole in every legal plan.
       {"gpt2-uneven", "gpt2 --layers 2 --embd 48 --heads 3 --seq 12 --batch 6 --vocab 250"},
+      // 16-bit graphs (issue 30): priced and sent at 2 bytes an element, rounded per op.
+      {"gpt2-bf16", "--dtype bf16 gpt2 --layers 2 --embd 64 --heads 4 --seq 16 --batch 8 --vocab 256"},
+      {"mlp-fp16", "--dtype fp16 mlp --batch 8 --seq 16 --hidden 32 --ffn 64"},
   };
   return models;
 }
@@ -64,7 +67,7 @@ const std::map<std::string, std::string>& sweep_models() {
 struct Flags {
   int plans = 3;                                          // --plans: random plans per case
   int64_t first_seed = 1;                                 // --first-seed: the first case's seeds start here
-  std::string models = "mlp,gpt2,gpt2-uneven";            // --models
+  std::string models = "mlp,gpt2,gpt2-uneven,gpt2-bf16,mlp-fp16";  // --models
   std::string meshes = "2,4,8,2x4";                       // --meshes
   std::string modes = "inference,training";               // --modes
   std::string cost_models = "alpha-beta";                 // --cost-models (slapo: 1-D meshes only)
@@ -138,10 +141,11 @@ std::string execute(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sche
     failure += (failure.empty() ? "" : "; ") + costs::collective_name(row.kind) + " sent " + std::to_string(row.sent) +
                " bytes, priced " + std::to_string(row.predicted);
   }
-  const runtime::OutputComparison c = runtime::compare_output(*reference, result.output);
+  const double tolerance = runtime::check_tolerance(graph);
+  const runtime::OutputComparison c = runtime::compare_output(*reference, result.output, tolerance);
   if (!c.ok) {
     char text[128];
-    std::snprintf(text, sizeof text, "output max rel error %.3g over %.0e%s", c.max_rel, runtime::kCheckTolerance,
+    std::snprintf(text, sizeof text, "output max rel error %.3g over %.0e%s", c.max_rel, tolerance,
                   c.same_shape ? "" : " (shapes differ)");
     failure += (failure.empty() ? "" : "; ") + std::string(text);
   }
@@ -218,7 +222,7 @@ int sweep(const Flags& flags) {
   std::vector<Case> cases;
   for (const auto& name : split(flags.models, ',')) {
     const auto it = sweep_models().find(name);
-    if (it == sweep_models().end()) throw ir::InputError("--models: unknown model '" + name + "' (known: mlp, gpt2, gpt2-uneven)");
+    if (it == sweep_models().end()) throw ir::InputError("--models: unknown model '" + name + "' (known: mlp, gpt2, gpt2-uneven, gpt2-bf16, mlp-fp16)");
     for (const auto& mesh : split(flags.meshes, ',')) {
       if (ir::parse_mesh(mesh).num_devices() > size) {
         throw ir::InputError("--meshes " + mesh + " needs more ranks than the " + std::to_string(size) + " started");

@@ -182,16 +182,26 @@ TEST_CASE("shard_run_Int64TokenIdsGatherAtTheirPricedSize") {
   CHECK(run.out.find("all_gather                        256                  256\n") != std::string::npos);
 }
 
-// A half-precision model is priced at 2 bytes an element, which the fp32
-// runtime cannot send: one line naming the tensor and type before any rank
-// communicates, not a MISMATCH after the run.
-TEST_CASE("shard_run_HalfPrecisionModelStopsAtValidation") {
-  const auto run = synth_then_run("--mesh 2", 2, "--dtype float16 mlp --batch 8 --seq 16 --hidden 32 --ffn 64");
-  CHECK(run.exit_code == 2);
-  // One line from shard-run (mpirun adds its own notice of the exit code).
-  CHECK(run.err.rfind("shard-run: error: ", 0) == 0);
-  CHECK(run.err.find(": tensor 'x': torch.float16 tensors: ") < run.err.find('\n'));
-  CHECK(run.err.find('\n') == run.err.find("(use --dtype float32)\n") + 21);
+// A half-precision model is priced at 2 bytes an element, and the runtime
+// sends it so: every op's result rounded to the dtype, every element on the
+// wire as 16 bits. The same plan of the same model in fp32 sends twice the bytes.
+TEST_CASE("shard_run_HalfPrecisionModelSendsTwoBytesAnElement") {
+  const std::string mlp = "mlp --batch 8 --seq 16 --hidden 32 --ffn 64";
+  const auto fp32 = synth_then_run("--mesh 2 --plan megatron", 2, mlp);
+  expect_checked(fp32);
+  for (const char* dtype : {"--dtype float16 ", "--dtype bf16 "}) {
+    CAPTURE(dtype);
+    const auto run = synth_then_run("--mesh 2 --plan megatron", 2, dtype + mlp);
+    expect_checked(run);
+    CHECK(run.out.find("(tolerance 1e-02): OK") != std::string::npos);
+    const auto row = [](const std::string& out) { return out.substr(out.find("\ntotal"), 60); };
+    const std::string half = row(run.out), full = row(fp32.out);
+    CAPTURE(half);
+    CAPTURE(full);
+    const auto bytes = [](const std::string& r) { return std::stoll(r.substr(6)); };
+    CHECK(bytes(half) > 0);
+    CHECK(2 * bytes(half) == bytes(full));
+  }
 }
 
 // The sweep's reproduction of its first int64 find on a 1-D mesh (plan_sweep

@@ -144,6 +144,41 @@ TEST_CASE("all_to_all_MovesTheAxisPlainAndBlocked") {
   }
 }
 
+// A bfloat16 or float16 tensor travels as 16-bit patterns: 2 bytes an
+// element, sums rounded to the dtype, every member with the same bits.
+TEST_CASE("half_CollectivesSendTwoBytesAnElement") {
+  for (const auto& shape : test_meshes()) {
+    for (ir::DType dtype : {ir::DType::bfloat16, ir::DType::float16}) {
+      for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+        CAPTURE(mesh_name(shape));
+        CAPTURE(axis);
+        CAPTURE(ir::dtype_name(dtype));
+        MpiCommunicator comm(shape);
+        const int64_t n = shape[axis];
+        const int64_t c = comm.coords()[axis];
+        Tensor ones = zeros({4, 2 * n});
+        ones.dtype = dtype;
+        for (float& v : ones.data) v = static_cast<float>(c + 1);  // small integers: every sum is exact
+        const Tensor sum = comm.all_reduce(ones, axis);
+        CHECK(sum.dtype == dtype);
+        for (float v : sum.data) CHECK(v == static_cast<float>(n * (n + 1) / 2));
+        const Tensor gathered = comm.all_gather(ones, 1, axis);
+        CHECK(gathered.dtype == dtype);
+        CHECK(gathered.shape == std::vector<int64_t>{4, 2 * n * n});
+        CHECK(gathered.data[static_cast<std::size_t>(2 * n * n - 1)] == static_cast<float>(n));
+        const Tensor scattered = comm.reduce_scatter(ones, 1, axis);
+        CHECK(scattered.shape == std::vector<int64_t>{4, 2});
+        CHECK(scattered.data[0] == static_cast<float>(n * (n + 1) / 2));
+        const int64_t b = ones.numel() * 2;  // bytes of the tensor at 2 per element
+        const std::map<CollectiveKind, int64_t> want = {{CollectiveKind::all_reduce, 2 * (n - 1) * b / n},
+                                                        {CollectiveKind::all_gather, (n - 1) * b},
+                                                        {CollectiveKind::reduce_scatter, (n - 1) * b / n}};
+        CHECK(comm.bytes_sent() == want);
+      }
+    }
+  }
+}
+
 TEST_CASE("pack_parts_RoundTripsThroughTheExchangeLayout") {
   const Tensor t = global_tensor({4, 8, 12}, 3);
   for (int dim = 0; dim < 3; ++dim) {

@@ -15,12 +15,20 @@ TEST_CASE("wire_lanes_TheCostModelsElementSize") {
   }
 }
 
-TEST_CASE("wire_lanes_HalfTypesAreOneLineErrors") {
-  CHECK_THROWS_WITH_AS(wire_lanes(ir::DType::float16),
-                       "torch.float16 tensors: the runtime computes and sends float32 values, so a 2-byte element cannot "
-                       "travel as priced (use --dtype float32)",
-                       ir::InputError);
-  CHECK_THROWS_AS(wire_lanes(ir::DType::bfloat16), ir::InputError);
+// A 16-bit element is one lane labelled with its dtype: the communicators send
+// it as 2 bytes (runtime/half.hpp), and its sums stay summable.
+TEST_CASE("to_wire_HalfTypesAreOneLaneRoundedAndLabelled") {
+  for (ir::DType dtype : {ir::DType::float16, ir::DType::bfloat16}) {
+    CAPTURE(ir::dtype_name(dtype));
+    CHECK(wire_lanes(dtype) == 1);
+    Tensor t = zeros({2});
+    t.data = {1.0f + 1.0f / 4096.0f, -3.0f};
+    const Tensor wire = to_wire(t, dtype);
+    CHECK(wire.shape == t.shape);
+    CHECK(wire.dtype == dtype);
+    CHECK(wire.data == std::vector<float>{1.0f, -3.0f});  // 1 + 2^-12 rounds to 1 in both
+    CHECK(from_wire(wire, dtype) == wire);
+  }
 }
 
 TEST_CASE("to_wire_Int64IdsRoundTripInTwoLanes") {

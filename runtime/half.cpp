@@ -1,0 +1,121 @@
+#include "runtime/half.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace shardsynth::runtime {
+namespace {
+
+uint32_t bits_of(float value) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float float_of(uint32_t bits) {
+  float value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// bfloat16 is fp32's top half: add half an ulp of the kept part (less one
+// when the kept part is even, so that a tie rounds to even) and truncate.
+uint16_t bfloat16_bits(float value) {
+  const uint32_t bits = bits_of(value);
+  if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN, sign kept
+  const uint32_t tie_to_even = (bits >> 16) & 1u;
+  return static_cast<uint16_t>((bits + 0x7fffu + tie_to_even) >> 16);
+}
+
+constexpr uint32_t kHalfOverflow = 0x477ff000u;  // 65520 = 65504 + half an ulp: rounds to infinity
+constexpr uint32_t kHalfMinNormal = 0x38800000u;  // 2^-14
+
+uint16_t float16_bits(float value) {
+  const uint32_t bits = bits_of(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;  // NaN
+  if (magnitude >= kHalfOverflow) return sign | 0x7c00u;
+  if (magnitude < kHalfMinNormal) {
+    // Subnormal: a multiple of 2^-24; scaling by 2^24 is exact, nearbyint rounds to even.
+    const float units = std::nearbyint(float_of(magnitude) * 16777216.0f);
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(units));
+  }
+  const uint32_t exponent = (magnitude >> 23) - 127 + 15;
+  const uint32_t mantissa = magnitude & 0x7fffffu;
+  uint32_t half = (exponent << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // a carry moves into the exponent, as it should
+  return static_cast<uint16_t>(sign | half);
+}
+
+float float16_value(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    const float magnitude = static_cast<float>(mantissa) / 16777216.0f;  // mantissa * 2^-24, exact
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) return float_of(sign | 0x7f800000u | (mantissa << 13));
+  return float_of(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+void require_half(ir::DType dtype) {
+  if (!is_half(dtype)) throw std::logic_error("16-bit conversion of a " + ir::dtype_name(dtype) + " value");
+}
+
+}  // namespace
+
+bool is_half(ir::DType dtype) { return dtype == ir::DType::float16 || dtype == ir::DType::bfloat16; }
+
+bool has_half(const ir::Graph& graph) {
+  for (ir::Vertex v : graph.topological_order()) {
+    const ir::Node& node = graph.node(v);
+    if (is_half(node.type.dtype)) return true;
+    for (const ir::Param& p : node.params) {
+      if (is_half(p.type.dtype)) return true;
+    }
+  }
+  return false;
+}
+
+uint16_t half_bits(float value, ir::DType dtype) {
+  require_half(dtype);
+  return dtype == ir::DType::bfloat16 ? bfloat16_bits(value) : float16_bits(value);
+}
+
+float half_value(uint16_t bits, ir::DType dtype) {
+  require_half(dtype);
+  return dtype == ir::DType::bfloat16 ? float_of(static_cast<uint32_t>(bits) << 16) : float16_value(bits);
+}
+
+float round_to(float value, ir::DType dtype) { return is_half(dtype) ? half_value(half_bits(value, dtype), dtype) : value; }
+
+void round_in_place(Tensor& t, ir::DType dtype) {
+  t.dtype = dtype;
+  if (!is_half(dtype)) return;
+  for (float& v : t.data) v = half_value(half_bits(v, dtype), dtype);
+}
+
+Tensor rounded(Tensor t, ir::DType dtype) {
+  round_in_place(t, dtype);
+  return t;
+}
+
+std::vector<uint16_t> to_half_bits(const std::vector<float>& values, ir::DType dtype) {
+  require_half(dtype);
+  std::vector<uint16_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = half_bits(values[i], dtype);
+  return out;
+}
+
+std::vector<float> from_half_bits(const std::vector<uint16_t>& bits, ir::DType dtype) {
+  require_half(dtype);
+  std::vector<float> out(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) out[i] = half_value(bits[i], dtype);
+  return out;
+}
+
+}  // namespace shardsynth::runtime
