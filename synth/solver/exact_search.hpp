@@ -60,6 +60,7 @@ class ExactSearch {
   void reduce_first();
   void bound_and_decode();
   void bound_by_lp();
+  void search_by_elimination();
   void optimize();
   // The descent schedule (exact_descent.cpp).
   void solve_pruned();
@@ -98,6 +99,7 @@ class ExactSearch {
   int64_t step_ = 0;                         // bisection: distance of the next probe above the lower bound; 0 = start at 1
   std::optional<int64_t> tried_best_;        // bisection: the last incumbent whose narrowing was tried for an immediate proof
   std::shared_ptr<const LpRelaxation> lp_;   // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
+  std::optional<int64_t> eliminated_below_;  // the elimination proved no plan cheaper than this (a cost of scored_): narrowing at or below it leaves nothing
   bool done_ = false;                        // the search has stopped (result_.stop_reason says why)
   Clock::time_point last_report_;            // when the last step was reported (or the search began)
 };

@@ -80,6 +80,7 @@ struct CegisOptions {
   int max_iterations = 0;         // stop after this many solver calls; 0 = unlimited
   bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
   bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
+  bool elimination = true;        // with lp_bound: the Pareto elimination closes the gap under a usage limit (elimination_search.hpp)
   bool lp_bound = true;           // with dual_bound: the LP relaxation's bound, rounded plan and reduced-cost fixing (lp_tightening.hpp)
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
   ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn
