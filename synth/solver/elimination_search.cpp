@@ -30,65 +30,118 @@ std::vector<int> most_broken_row(const Problem& kernel, const Assignment& plan,
 
 }  // namespace
 
+namespace {
+
+// One cutoff: the elimination below it, adding rows and refining the
+// rounding until its plan keeps every row, or there is none, or it gives up.
+struct CutoffRun {
+  std::string outcome;  // "found" (plan within the limit), "none", or why it gave up
+  Elimination last;     // the last elimination
+};
+
+class Prober {
+ public:
+  Prober(const Problem& kernel, const LpRelaxation& lp, EliminationSearch& search,
+         std::optional<std::chrono::steady_clock::time_point> deadline)
+      : kernel_(kernel), lp_(lp), search_(search) {
+    // One row to start with, the one the LP prices highest: each row
+    // tracked multiplies the labels, so rows are added only when a plan
+    // breaks them.
+    if (kernel.usage_limit && !lp.binding_rows.empty()) {
+      const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
+      rows_.push_back(lp.binding_rows[top]);
+    }
+    options_.deadline = deadline;
+    // Rounding usages down to 1/4096 of the limit (a power of two) merges
+    // labels that differ by small tensors; a plan that breaks a row only by
+    // what was rounded away makes it 16 times finer, down to exact.
+    while (kernel.usage_limit && options_.granularity * 2 <= *kernel.usage_limit / 4096) options_.granularity *= 2;
+  }
+
+  CutoffRun below(int64_t cutoff) {
+    options_.cutoff = cutoff;
+    for (;;) {
+      if (search_.runs >= kMaxRuns) return {"row limit", {}};
+      if (!tracked_ || tracked_rows_ != rows_) resolve_lp();
+      Elimination run = eliminate_with_labels(kernel_, rows_, tracked_->has_duals() ? &*tracked_ : nullptr, options_);
+      ++search_.runs;
+      search_.labels += run.labels;
+      search_.width = std::max(search_.width, run.width);
+      search_.rows = static_cast<int>(rows_.size());
+      if (std::getenv("SHARDSYNTH_ELIM_DEBUG")) {
+        std::fprintf(stderr, "[elim] run %d cutoff %lld rows %zu lp %.1f g %lld outcome %s cost %lld labels %lld ms %.1f\n",
+                     search_.runs, static_cast<long long>(cutoff), rows_.size(), tracked_->bound_exact,
+                     static_cast<long long>(options_.granularity), run.outcome.c_str(), static_cast<long long>(run.cost),
+                     static_cast<long long>(run.labels), run.ms);
+      }
+      if (run.outcome != "found") return {run.outcome, std::move(run)};
+      if (within_usage_limit(kernel_, run.plan)) return {"found", std::move(run)};
+      std::vector<int> broken = most_broken_row(kernel_, run.plan, rows_);
+      if (broken.empty()) {
+        options_.granularity = std::max<int64_t>(1, options_.granularity / 16);
+      } else {
+        rows_.push_back(std::move(broken));
+      }
+    }
+  }
+
+ private:
+  // The LP over the tracked rows alone: its duals price only those.
+  void resolve_lp() {
+    tracked_rows_ = rows_;
+    if (rows_ == lp_.binding_rows) {
+      tracked_ = lp_;
+      return;
+    }
+    LpOptions lp_options;
+    lp_options.deadline = options_.deadline;
+    lp_options.rows = rows_;
+    tracked_ = solve_lp_relaxation(kernel_, lp_options);
+  }
+
+  const Problem& kernel_;
+  const LpRelaxation& lp_;
+  EliminationSearch& search_;
+  EliminationOptions options_;
+  std::vector<std::vector<int>> rows_;          // the rows tracked
+  std::vector<std::vector<int>> tracked_rows_;  // the rows tracked_ was solved with
+  std::optional<LpRelaxation> tracked_;         // the LP over them
+};
+
+}  // namespace
+
 EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation& lp, int64_t incumbent,
-                                       std::optional<std::chrono::steady_clock::time_point> deadline) {
+                                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                                       int64_t proven) {
   const auto start = std::chrono::steady_clock::now();
   EliminationSearch search;
-  // One row to start with, the one the LP prices highest: each row tracked
-  // multiplies the labels, so rows are added only when a plan breaks them.
-  std::vector<std::vector<int>> rows;
-  if (kernel.usage_limit && !lp.binding_rows.empty()) {
-    const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
-    rows.push_back(lp.binding_rows[top]);
-  }
-  EliminationOptions options;
-  options.cutoff = incumbent;
-  options.deadline = deadline;
-  // Rounding usages down to 1/4096 of the limit (a power of two) merges
-  // labels that differ by small tensors; a plan that breaks a row only by
-  // what was rounded away makes it 16 times finer, down to exact.
-  options.granularity = 1;
-  while (kernel.usage_limit && options.granularity * 2 <= *kernel.usage_limit / 4096) options.granularity *= 2;
-  for (;;) {
-    if (search.runs >= kMaxRuns) {
-      search.outcome = "row limit";
-      break;
-    }
-    // The LP over the tracked rows alone: its duals price only those.
-    LpOptions lp_options;
-    lp_options.deadline = deadline;
-    lp_options.rows = rows;
-    const LpRelaxation tracked = rows == lp.binding_rows ? lp : solve_lp_relaxation(kernel, lp_options);
-    const Elimination run = eliminate_with_labels(kernel, rows, tracked.has_duals() ? &tracked : nullptr, options);
-    ++search.runs;
-    search.labels += run.labels;
-    search.width = std::max(search.width, run.width);
-    search.rows = static_cast<int>(rows.size());
-    if (std::getenv("SHARDSYNTH_ELIM_DEBUG")) {
-      std::fprintf(stderr, "[elim] run %d rows %zu lp %.1f g %lld outcome %s cost %lld labels %lld width %d ms %.1f\n",
-                   search.runs, rows.size(), tracked.bound_exact, static_cast<long long>(options.granularity),
-                   run.outcome.c_str(), static_cast<long long>(run.cost), static_cast<long long>(run.labels), run.width,
-                   run.ms);
-    }
-    if (run.outcome == "none") {
+  Prober prober(kernel, lp, search, deadline);
+  // Cutoffs climb from just above the LP's bound to the incumbent, each
+  // 1.5 times as far above the bound: labels grow fast with the distance,
+  // and each cutoff with no plan below it is a proven bound.
+  const int64_t base = std::max<int64_t>({0, lp.bound, proven});
+  const int64_t gap = incumbent - base;
+  for (double fraction = 1.0 / 16;; fraction *= 1.5) {
+    const int64_t cutoff = fraction >= 1 || gap <= 16 ? incumbent : base + static_cast<int64_t>(gap * fraction);
+    const auto started = std::chrono::steady_clock::now();
+    CutoffRun run = prober.below(cutoff);
+    search.probes.push_back({cutoff, run.outcome,
+                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()});
+    if (run.outcome == "found") {
+      search.plan = std::move(run.last.plan);
+      search.cost = run.last.cost;
+      search.bound = search.cost;
       search.outcome = "optimal";
       break;
     }
-    if (run.outcome != "found") {
+    if (run.outcome != "none") {
       search.outcome = run.outcome;
       break;
     }
-    if (within_usage_limit(kernel, run.plan)) {
-      search.plan = run.plan;
-      search.cost = run.cost;
+    search.bound = cutoff;
+    if (cutoff >= incumbent) {
       search.outcome = "optimal";
       break;
-    }
-    std::vector<int> broken = most_broken_row(kernel, run.plan, rows);
-    if (broken.empty()) {
-      options.granularity = std::max<int64_t>(1, options.granularity / 16);
-    } else {
-      rows.push_back(std::move(broken));
     }
   }
   search.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -1,11 +1,15 @@
 #pragma once
 // Closing the gap with the Pareto elimination (pareto_elimination.hpp): the
 // optimum of a kernel below an incumbent, or a proof that there is none,
-// tracking only the memory rows that matter. It starts with the rows the
-// LP's duals lean on; when the cheapest plan it finds breaks another row,
-// that row is added and it runs again. A plan that keeps every row is the
-// optimum (it is the cheapest over a relaxation); no plan below the
-// incumbent means the incumbent is the optimum.
+// tracking only the memory rows that matter. It starts with the row the
+// LP prices highest, with the LP re-solved over the tracked rows alone;
+// when the cheapest plan it finds breaks another row, the row it exceeds
+// most is added and it runs again (when it breaks only a tracked row, by
+// what the rounding of usages dropped, the rounding is made finer). A plan
+// that keeps every row is the optimum (the cheapest over a relaxation).
+// The cutoff climbs from just above the LP bound towards the incumbent:
+// each cutoff with no plan below it is a proven lower bound, and no plan
+// below the incumbent proves the incumbent optimal.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -16,10 +20,19 @@
 
 namespace shardsynth::synth {
 
+// One cutoff the search tried.
+struct EliminationProbe {
+  int64_t cutoff = 0;    // asked for a plan costing less than this (kernel cost)
+  std::string outcome;   // "found" (the optimum, within the limit), "none" (no plan below), or why it gave up
+  double ms = 0;         // wall time, milliseconds
+};
+
 struct EliminationSearch {
   std::string outcome = "not run";  // "optimal" (nothing cheaper than `cost`, or than the incumbent when `plan` is empty), or why it stopped: "time limit", "label limit", "too wide", "row limit"
   Assignment plan;                  // a plan of the kernel cheaper than the incumbent, within the limit (empty when none was found)
   int64_t cost = kForbidden;        // its kernel cost
+  int64_t bound = 0;                // no plan of the kernel within the limit costs less (0: nothing proven)
+  std::vector<EliminationProbe> probes;  // the cutoffs tried, in order
   int rows = 0;                     // memory rows tracked in the last run
   int runs = 0;                     // eliminations run
   int64_t labels = 0;               // labels kept, summed over the runs
@@ -30,7 +43,9 @@ struct EliminationSearch {
 };
 
 // Runs on `kernel` (the problem `lp` was solved on) below `incumbent` (a kernel cost).
+// `proven`: a kernel cost already proven a lower bound (the cutoffs start above it).
 EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation& lp, int64_t incumbent,
-                                       std::optional<std::chrono::steady_clock::time_point> deadline);
+                                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                                       int64_t proven = 0);
 
 }  // namespace shardsynth::synth

@@ -17,38 +17,57 @@
 namespace shardsynth::synth {
 
 void ExactSearch::search_by_elimination() {
-  if (!options_.elimination || !lp_ || !kernel_.usage_limit || !best_ || *best_ <= result_.lower_bound) return;
-  if (out_of_time()) return;
+  if (!options_.elimination || !lp_ || !kernel_.usage_limit || !best_) return;
   const auto start = Clock::now();
+  int64_t proven = 0;  // kernel cost below which the preparation proved nothing
+  if (prepared_ && prepared_->elimination) {  // run before the anytime search (anytime_phase.cpp)
+    const EliminationSearch before = std::move(*prepared_->elimination);
+    prepared_->elimination.reset();
+    report_elimination(before, start);
+    if (before.proven()) return;
+    proven = before.bound;
+  }
+  if (*best_ <= result_.lower_bound || out_of_time()) return;
   std::optional<Clock::time_point> until = deadline_;
   if (deadline_) until = start + (*deadline_ - start) * 3 / 4;  // Z3 keeps a quarter when it gives up
   int64_t cut = *best_;
   if (const char* c = std::getenv("SHARDSYNTH_ELIM_CUTOFF")) cut = std::min<int64_t>(cut, std::atoll(c));
-  const EliminationSearch found = close_by_elimination(kernel_, *lp_, cut - offset_, until);
+  report_elimination(close_by_elimination(kernel_, *lp_, cut - offset_, until, proven), Clock::now());
+}
+
+// Each cutoff is a step: "none below it" raises the bound, a plan improves;
+// a proof lets narrowing at the best cost leave nothing for Z3's last check.
+void ExactSearch::report_elimination(const EliminationSearch& found, Clock::time_point start) {
   if (std::getenv("SHARDSYNTH_ELIM_DEBUG")) {
-    std::fprintf(stderr, "[elim] cutoff %lld outcome %s cost %lld rows %d runs %d labels %lld width %d ms %.1f\n",
-                 static_cast<long long>(*best_), found.outcome.c_str(), static_cast<long long>(found.cost + offset_), found.rows,
-                 found.runs, static_cast<long long>(found.labels), found.width, found.ms);
+    std::fprintf(stderr, "[elim] outcome %s cost %lld bound %lld rows %d runs %d labels %lld ms %.1f\n",
+                 found.outcome.c_str(), static_cast<long long>(found.cost + offset_),
+                 static_cast<long long>(found.bound + offset_), found.rows, found.runs,
+                 static_cast<long long>(found.labels), found.ms);
   }
-  Iteration it;
-  it.source = "elimination";
-  it.bound = best_;
-  it.prepare_ms = prepared_by(start);
-  it.solver_ms = found.ms;
-  if (!found.plan.empty()) {
-    it.status = CheckStatus::sat;
-    it.assignment = expand(first_, found.plan);
-    it.cost = evaluate(scored_, it.assignment);
-    if (it.cost >= kForbidden || it.cost != offset_ + found.cost || it.cost >= *best_) {
-      throw EvaluatorMismatch("elimination: the evaluator scores its plan " + std::to_string(it.cost) +
-                              " but the kernel's cost is " + std::to_string(offset_ + found.cost));
+  for (const EliminationProbe& probe : found.probes) {
+    Iteration it;
+    it.source = "elimination";
+    it.bound = offset_ + probe.cutoff;
+    it.prepare_ms = &probe == &found.probes.front() ? prepared_by(start) : 0;
+    it.solver_ms = probe.ms;
+    if (probe.outcome == "found") {
+      it.status = CheckStatus::sat;
+      it.assignment = expand(first_, found.plan);
+      it.cost = evaluate(scored_, it.assignment);
+      if (it.cost >= kForbidden || it.cost != offset_ + found.cost) {
+        throw EvaluatorMismatch("elimination: the evaluator scores its plan " + std::to_string(it.cost) +
+                                " but the kernel's cost is " + std::to_string(offset_ + found.cost));
+      }
+      if (!best_ || it.cost < *best_) improve(it);
+    } else if (probe.outcome == "none") {
+      it.status = CheckStatus::unsat;
+      raise_lower_bound(best_ ? std::min(*it.bound, *best_) : *it.bound);
+    } else {
+      it.status = CheckStatus::unknown;
     }
-    improve(it);
-  } else {
-    it.status = found.proven() ? CheckStatus::unsat : CheckStatus::unknown;
+    report(std::move(it));
   }
-  if (found.proven()) eliminated_below_ = best_;
-  report(std::move(it));
+  if (found.proven()) eliminated_below_ = offset_ + found.bound;
 }
 
 }  // namespace shardsynth::synth

@@ -22,6 +22,7 @@
 #include <z3++.h>
 
 #include "synth/solver/dual_bound.hpp"
+#include "synth/solver/elimination_search.hpp"
 #include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/narrowing.hpp"
 #include "synth/solver/reduction.hpp"
@@ -37,6 +38,7 @@ struct PreparedKernel {
   Reduced reduced;                 // reduce(problem)
   DualBound dual;                  // reparameterize(reduced.kernel) with the default options
   std::optional<LpTightening> lp;  // tighten_with_lp(dual.problem), which fixed it in place (unset: not run)
+  std::optional<EliminationSearch> elimination;  // close_by_elimination on dual.problem below the better of its plans (unset: not run)
 };
 
 class ExactSearch {
@@ -61,6 +63,7 @@ class ExactSearch {
   void bound_and_decode();
   void bound_by_lp();
   void search_by_elimination();
+  void report_elimination(const EliminationSearch& found, Clock::time_point start);
   void optimize();
   // The descent schedule (exact_descent.cpp).
   void solve_pruned();
