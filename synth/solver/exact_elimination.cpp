@@ -30,9 +30,7 @@ void ExactSearch::search_by_elimination() {
   if (*best_ <= result_.lower_bound || out_of_time()) return;
   std::optional<Clock::time_point> until = deadline_;
   if (deadline_) until = start + (*deadline_ - start) * 3 / 4;  // Z3 keeps a quarter when it gives up
-  int64_t cut = *best_;
-  if (const char* c = std::getenv("SHARDSYNTH_ELIM_CUTOFF")) cut = std::min<int64_t>(cut, std::atoll(c));
-  report_elimination(close_by_elimination(kernel_, *lp_, cut - offset_, until, proven), Clock::now());
+  report_elimination(close_by_elimination(kernel_, *lp_, *best_ - offset_, until, proven), Clock::now());
 }
 
 // Each cutoff is a step: "none below it" raises the bound, a plan improves;

@@ -1,8 +1,6 @@
 #include "synth/solver/pareto_elimination.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -123,6 +121,7 @@ class Eliminator {
   void pareto(Candidates& c, std::vector<int>& kept) const;
   void pareto_small(const Candidates& c, const std::vector<int>& order, std::vector<int>& kept) const;
   bool pruned(double excess) const;
+  bool expired();
   int64_t usage(int v, int s) const;
   void lp_excess();
   bool over(const int64_t* usage, const std::vector<int64_t>& covered) const;
@@ -154,6 +153,13 @@ class Eliminator {
 int64_t Eliminator::usage(int v, int s) const {
   const int64_t u = p_.nodes[v].usages.empty() ? 0 : p_.nodes[v].usages[s];
   return u - u % options_.granularity;
+}
+
+// Past the deadline (checked every 256 calls): the outcome says so.
+bool Eliminator::expired() {
+  if ((++ticks_ & 255) != 0 || !options_.deadline || Clock::now() < *options_.deadline) return false;
+  result_.outcome = "time limit";
+  return true;
 }
 
 bool Eliminator::pruned(double excess) const {
@@ -271,17 +277,15 @@ void Eliminator::pareto_small(const Candidates& c, const std::vector<int>& order
 // `kept` gets their indices in order of cost (ties: the earlier one).
 void Eliminator::pareto(Candidates& c, std::vector<int>& kept) const {
   kept.clear();
+  const int k = c.rows;
   std::vector<int> order(c.size());
   std::iota(order.begin(), order.end(), 0);
-  const int k = c.rows;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    if (c.cost[a] != c.cost[b]) return c.cost[a] < c.cost[b];
-    int64_t sa = 0, sb = 0;
-    for (int r = 0; r < k; ++r) {
-      sa += c.usage[static_cast<std::size_t>(a) * k + r];
-      sb += c.usage[static_cast<std::size_t>(b) * k + r];
-    }
-    return sa < sb;
+  std::vector<int64_t> sum(c.size(), 0);
+  for (int a = 0; a < c.size(); ++a) {
+    for (int r = 0; r < k; ++r) sum[a] += c.usage[static_cast<std::size_t>(a) * k + r];
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::tie(c.cost[a], sum[a], a) < std::tie(c.cost[b], sum[b], b);
   });
   if (k <= 2) return pareto_small(c, order, kept);
   // More rows: one staircase over the first two rows per value of the
@@ -410,10 +414,7 @@ bool Eliminator::eliminate(int v) {
   for (int i = 0; i < width; ++i) value[i] = allowed_[out.scope[i]][0];  // run() checked none is empty
   std::vector<int64_t> usage(k_);
   for (;;) {
-    if ((++ticks_ & 255) == 0 && options_.deadline && Clock::now() >= *options_.deadline) {
-      result_.outcome = "time limit";
-      return false;
-    }
+    if (expired()) return false;
     int64_t index = 0;
     for (int i = 0; i < width; ++i) index += out.stride[i] * value[i];
     all.clear();
@@ -464,6 +465,7 @@ bool Eliminator::eliminate(int v) {
         const int64_t b = f.begin[fi];
         const int cnt = f.count[fi];
         for (int a = 0; a < cur.size() && b >= 0; ++a) {
+          if (expired()) return false;
           for (int l = 0; l < cnt; ++l) {
             const int64_t lab = b + l;
             const double x = cur.excess[a] + arena_.excess[lab];
@@ -502,14 +504,6 @@ bool Eliminator::eliminate(int v) {
       }
     }
     pareto(all, kept);
-    if (std::getenv("SHARDSYNTH_ELIM_DUMP") && kept.size() > 300) {
-      for (int i : kept) {
-        std::fprintf(stderr, "[dump] node %d cost %lld excess %.0f", v, static_cast<long long>(all.cost[i]), all.excess[i]);
-        for (int k = 0; k < k_; ++k) std::fprintf(stderr, " %lld", static_cast<long long>(all.usage[static_cast<std::size_t>(i) * k_ + k]));
-        std::fprintf(stderr, "\n");
-      }
-      std::exit(3);
-    }
     if (!kept.empty()) {
       out.begin[index] = arena_.size();
       out.count[index] = static_cast<int32_t>(kept.size());
@@ -545,11 +539,6 @@ bool Eliminator::eliminate(int v) {
   }
   for (int f : inputs) factors_[f].consumed = true;
   gone_[v] = true;
-  if (std::getenv("SHARDSYNTH_ELIM_DEBUG2")) {
-    std::fprintf(stderr, "[elim] node %d scope %d inputs %d entries %lld labels %lld ms %.1f\n", v, width, m,
-                 static_cast<long long>(entries), static_cast<long long>(arena_.size()),
-                 std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
-  }
   const int id = static_cast<int>(factors_.size());
   for (int w : out.scope) factors_of_[w].push_back(id);
   factors_.push_back(std::move(out));
@@ -579,6 +568,7 @@ bool Eliminator::finish() {
     for (int k = 0; k < k_; ++k) covered[k] += f.covered_min[k];
     next.clear();
     for (int a = 0; a < cur.size() && f.begin[0] >= 0; ++a) {
+      if (expired()) return false;
       for (int l = 0; l < f.count[0]; ++l) {
         const int64_t lab = f.begin[0] + l;
         const double x = cur.excess[a] + arena_.excess[lab];
@@ -636,7 +626,7 @@ Elimination Eliminator::run() {
       break;
     }
   }
-  if (complete) finish();
+  if (complete && !finish()) result_.plan.clear();
   result_.labels = arena_.size();
   result_.ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
   return std::move(result_);

@@ -47,7 +47,7 @@ namespace shardsynth::synth {
 struct EliminationOptions {
   int64_t cutoff = kForbidden;  // only plans costing less than this (a cost of the problem) are looked for
   std::optional<std::chrono::steady_clock::time_point> deadline;  // gives up past it (unset = none)
-  int64_t max_labels = 40'000'000;  // labels kept over all factors at most (outcome "label limit")
+  int64_t max_labels = 8'000'000;  // labels kept over all factors at most (outcome "label limit")
   int64_t max_entries = 8'000'000;  // entries of one factor's table at most (outcome "too wide")
   int64_t granularity = 1;          // usages are rounded down to a multiple of this, bytes (1: exact; see below)
 };
