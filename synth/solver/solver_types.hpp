@@ -26,7 +26,7 @@ struct Iteration {
   int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
   double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
   double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
-  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "lp" (rounded from the LP relaxation), "search" (the anytime search's priced descent and repair), "z3-region" (Z3 on a region of the anytime search's kernel), or a start plan's own source (CegisOptions::starts, e.g. "plan:megatron")
+  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "lp" (rounded from the LP relaxation), "elimination" (the Pareto elimination: unsat below a cutoff, or sat with the optimum), "search" (the anytime search's priced descent and repair), "z3-region" (Z3 on a region of the anytime search's kernel), or a start plan's own source (CegisOptions::starts, e.g. "plan:megatron")
   bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
 };
 
