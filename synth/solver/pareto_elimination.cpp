@@ -119,7 +119,6 @@ class Eliminator {
   bool eliminate(int v);
   bool finish();
   void pareto(Candidates& c, std::vector<int>& kept) const;
-  void pareto_small(const Candidates& c, const std::vector<int>& order, std::vector<int>& kept) const;
   bool pruned(double excess) const;
   bool expired();
   int64_t usage(int v, int s) const;
@@ -242,39 +241,74 @@ void Eliminator::lp_excess() {
   }
 }
 
-// pareto() for at most two rows, in order of cost: with none the cheapest
-// beats all; with one, a candidate is kept when its usage is below every
-// kept one's; with two, kept ones form a staircase (first row's usage up,
-// second's down) and the candidate is beaten when the step at or left of
-// its first usage is at or below its second.
-void Eliminator::pareto_small(const Candidates& c, const std::vector<int>& order, std::vector<int>& kept) const {
+// The rows that tell candidates apart: a row whose usage is the same for
+// every candidate, or equal to an earlier row's for every candidate (two
+// rows that differ only in nodes this factor does not cover), decides
+// nothing and is left out.
+std::vector<int> deciding_rows(const Candidates& c) {
   const int k = c.rows;
-  if (k == 0) {
-    if (!order.empty()) kept.push_back(order[0]);
-    return;
-  }
-  if (k == 1) {
-    int64_t least = std::numeric_limits<int64_t>::max();
-    for (int i : order) {
-      if (c.usage[i] >= least) continue;
-      least = c.usage[i];
-      kept.push_back(i);
+  auto use = [&](int a, int r) { return c.usage[static_cast<std::size_t>(a) * k + r]; };
+  std::vector<int> rows;
+  for (int r = 0; r < k; ++r) {
+    bool constant = true;
+    for (int a = 1; a < c.size() && constant; ++a) constant = use(a, r) == use(0, r);
+    if (constant) continue;
+    bool repeated = false;
+    for (int q : rows) {
+      bool same = true;
+      for (int a = 0; a < c.size() && same; ++a) same = use(a, r) == use(a, q);
+      repeated = repeated || same;
     }
-    return;
+    if (!repeated) rows.push_back(r);
   }
-  std::map<int64_t, int64_t> stairs;
+  return rows;
+}
+
+// pareto() with three deciding rows: staircases over the first two, one per
+// usage of the third, in a vector sorted by it (walked up to the
+// candidate's own third usage; a staircase whose first step lies right of
+// the candidate is passed over without a lookup).
+void pareto_three(const Candidates& c, const std::vector<int>& order, const std::vector<int>& rows,
+                  std::vector<int>& kept) {
+  const int k = c.rows;
+  auto at = [&](int i, int r) { return c.usage[static_cast<std::size_t>(i) * k + rows[r]]; };
+  struct Stairs {
+    int64_t z;                        // the third row's usage
+    std::map<int64_t, int64_t> steps;  // first row's usage -> second's, a staircase
+  };
+  std::vector<Stairs> stairs;
   for (int i : order) {
-    const int64_t x = c.usage[static_cast<std::size_t>(i) * 2], y = c.usage[static_cast<std::size_t>(i) * 2 + 1];
-    auto it = stairs.upper_bound(x);
-    if (it != stairs.begin() && std::prev(it)->second <= y) continue;
+    const int64_t x = at(i, 0), y = at(i, 1), z = at(i, 2);
+    bool beaten = false;
+    for (const Stairs& s : stairs) {
+      if (s.z > z) break;
+      if (s.steps.begin()->first > x) continue;
+      const auto it = s.steps.upper_bound(x);
+      if (std::prev(it)->second <= y) {
+        beaten = true;
+        break;
+      }
+    }
+    if (beaten) continue;
     kept.push_back(i);
-    while (it != stairs.end() && it->second >= y) it = stairs.erase(it);
-    stairs[x] = y;
+    auto pos = std::lower_bound(stairs.begin(), stairs.end(), z, [](const Stairs& s, int64_t v) { return s.z < v; });
+    if (pos == stairs.end() || pos->z != z) pos = stairs.insert(pos, Stairs{z, {}});
+    auto it = pos->steps.upper_bound(x);
+    while (it != pos->steps.end() && it->second >= y) it = pos->steps.erase(it);
+    pos->steps[x] = y;
   }
 }
 
 // Keeps the candidates no other one beats (cost, then every row's usage):
-// `kept` gets their indices in order of cost (ties: the earlier one).
+// `kept` gets their indices in order of cost (ties: fewer bytes in all,
+// then the earlier one). In that order a candidate is beaten by a kept one
+// with no more usage on every deciding row: with none, the cheapest beats
+// all; with one, a candidate is kept when its usage is below every kept
+// one's; with two, kept ones form a staircase (first row's usage up,
+// second's down) and the candidate is beaten when the step at or left of
+// its first usage is at or below its second; with more, one staircase per
+// value of the other rows, and the candidate is beaten by a staircase whose
+// other usages are all at or below its own.
 void Eliminator::pareto(Candidates& c, std::vector<int>& kept) const {
   kept.clear();
   const int k = c.rows;
@@ -287,23 +321,36 @@ void Eliminator::pareto(Candidates& c, std::vector<int>& kept) const {
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     return std::tie(c.cost[a], sum[a], a) < std::tie(c.cost[b], sum[b], b);
   });
-  if (k <= 2) return pareto_small(c, order, kept);
-  // More rows: one staircase over the first two rows per value of the
-  // others; a candidate is beaten when a staircase whose other usages are
-  // all at or below its own has a step at or below it.
+  const std::vector<int> rows = deciding_rows(c);
+  const int d = static_cast<int>(rows.size());
+  auto at = [&](int i, int r) { return c.usage[static_cast<std::size_t>(i) * k + rows[r]]; };
+  if (d == 0) {
+    if (!order.empty()) kept.push_back(order[0]);
+    return;
+  }
+  if (d == 1) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (int i : order) {
+      if (at(i, 0) >= least) continue;
+      least = at(i, 0);
+      kept.push_back(i);
+    }
+    return;
+  }
+  if (d == 3) return pareto_three(c, order, rows, kept);
   std::map<std::vector<int64_t>, std::map<int64_t, int64_t>> stairs;
-  std::vector<int64_t> rest(k - 2);
+  std::vector<int64_t> rest(d - 2);
   for (int i : order) {
-    const int64_t* u = c.usage.data() + static_cast<std::size_t>(i) * k;
-    rest.assign(u + 2, u + k);
+    const int64_t x = at(i, 0), y = at(i, 1);
+    for (int r = 2; r < d; ++r) rest[r - 2] = at(i, r);
     bool beaten = false;
     for (const auto& [key, steps] : stairs) {
-      if (key[0] > rest[0]) break;  // keys ascend by their first entry
+      if (!key.empty() && key[0] > rest[0]) break;  // keys ascend by their first entry
       bool below = true;
-      for (int r = 1; r < k - 2 && below; ++r) below = key[r] <= rest[r];
+      for (int r = 1; r < d - 2 && below; ++r) below = key[r] <= rest[r];
       if (!below) continue;
-      const auto it = steps.upper_bound(u[0]);
-      if (it != steps.begin() && std::prev(it)->second <= u[1]) {
+      const auto it = steps.upper_bound(x);
+      if (it != steps.begin() && std::prev(it)->second <= y) {
         beaten = true;
         break;
       }
@@ -311,9 +358,9 @@ void Eliminator::pareto(Candidates& c, std::vector<int>& kept) const {
     if (beaten) continue;
     kept.push_back(i);
     auto& steps = stairs[rest];
-    auto it = steps.upper_bound(u[0]);
-    while (it != steps.end() && it->second >= u[1]) it = steps.erase(it);
-    steps[u[0]] = u[1];
+    auto it = steps.upper_bound(x);
+    while (it != steps.end() && it->second >= y) it = steps.erase(it);
+    steps[x] = y;
   }
 }
 
