@@ -1,8 +1,6 @@
 #include "synth/solver/elimination_search.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "synth/solver/pareto_elimination.hpp"
 
@@ -68,12 +66,6 @@ class Prober {
       search_.labels += run.labels;
       search_.width = std::max(search_.width, run.width);
       search_.rows = static_cast<int>(rows_.size());
-      if (std::getenv("SHARDSYNTH_ELIM_DEBUG")) {
-        std::fprintf(stderr, "[elim] run %d cutoff %lld rows %zu lp %.1f g %lld outcome %s cost %lld labels %lld ms %.1f\n",
-                     search_.runs, static_cast<long long>(cutoff), rows_.size(), tracked_->bound_exact,
-                     static_cast<long long>(options_.granularity), run.outcome.c_str(), static_cast<long long>(run.cost),
-                     static_cast<long long>(run.labels), run.ms);
-      }
       if (run.outcome != "found") return {run.outcome, std::move(run)};
       if (within_usage_limit(kernel_, run.plan)) return {"found", std::move(run)};
       std::vector<int> broken = most_broken_row(kernel_, run.plan, rows_);

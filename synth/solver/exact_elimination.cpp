@@ -7,8 +7,6 @@
 // the best cost forbids them all and Z3's check "cost < best" on what is
 // left answers unsat: that check is the proof's last step.
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "synth/solver/elimination_search.hpp"
@@ -36,12 +34,6 @@ void ExactSearch::search_by_elimination() {
 // Each cutoff is a step: "none below it" raises the bound, a plan improves;
 // a proof lets narrowing at the best cost leave nothing for Z3's last check.
 void ExactSearch::report_elimination(const EliminationSearch& found, Clock::time_point start) {
-  if (std::getenv("SHARDSYNTH_ELIM_DEBUG")) {
-    std::fprintf(stderr, "[elim] outcome %s cost %lld bound %lld rows %d runs %d labels %lld ms %.1f\n",
-                 found.outcome.c_str(), static_cast<long long>(found.cost + offset_),
-                 static_cast<long long>(found.bound + offset_), found.rows, found.runs,
-                 static_cast<long long>(found.labels), found.ms);
-  }
   for (const EliminationProbe& probe : found.probes) {
     Iteration it;
     it.source = "elimination";
