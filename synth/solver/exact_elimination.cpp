@@ -21,9 +21,11 @@ void ExactSearch::search_by_elimination() {
   if (prepared_ && prepared_->elimination) {  // run before the anytime search (anytime_phase.cpp)
     const EliminationSearch before = std::move(*prepared_->elimination);
     prepared_->elimination.reset();
-    report_elimination(before, start);
-    if (before.proven()) return;
+    if (before.proven()) return report_elimination(before, start);  // the anytime search was skipped: its steps come next
+    // It gave up before the anytime search ran: its steps would be out of
+    // order now, so only the bound it proved is kept.
     proven = before.bound;
+    if (best_) raise_lower_bound(std::min(offset_ + proven, *best_));
   }
   if (*best_ <= result_.lower_bound || out_of_time()) return;
   std::optional<Clock::time_point> until = deadline_;
