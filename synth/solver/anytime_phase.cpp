@@ -44,7 +44,7 @@ void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, 
   }
 }
 
-// With the LP's duals and a plan, the Pareto elimination gets a third of
+// With the LP's duals and a plan, the Pareto elimination gets half of
 // the time left (elimination_search.hpp): when it proves its plan optimal,
 // the exact loop alone reports it (exact_elimination.cpp); otherwise what
 // it proved raises `bound`.
@@ -53,7 +53,7 @@ bool eliminate_first(const CegisOptions& options, std::optional<Clock::time_poin
   const auto& lp = prepared.lp->relaxation;
   if (!options.elimination || !lp || plan >= kForbidden || plan <= bound) return false;
   std::optional<Clock::time_point> until = deadline;
-  if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 3;
+  if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 2;
   const int64_t constant = prepared.dual.constant;
   prepared.elimination = close_by_elimination(prepared.dual.problem, *lp, plan - constant, until);
   bound = std::max(bound, constant + prepared.elimination->bound);

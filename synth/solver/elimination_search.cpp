@@ -56,6 +56,11 @@ class Prober {
     while (kernel.usage_limit && options_.granularity * 2 <= *kernel.usage_limit / 4096) options_.granularity *= 2;
   }
 
+  void resume(const EliminationSearch& before) {
+    if (!before.tracked.empty()) rows_ = before.tracked;
+    options_.granularity = std::min(options_.granularity, before.granularity);
+  }
+
   CutoffRun below(int64_t cutoff) {
     options_.cutoff = cutoff;
     for (;;) {
@@ -66,6 +71,8 @@ class Prober {
       search_.labels += run.labels;
       search_.width = std::max(search_.width, run.width);
       search_.rows = static_cast<int>(rows_.size());
+      search_.tracked = rows_;
+      search_.granularity = options_.granularity;
       if (run.outcome != "found") return {run.outcome, std::move(run)};
       if (within_usage_limit(kernel_, run.plan)) return {"found", std::move(run)};
       std::vector<int> broken = most_broken_row(kernel_, run.plan, rows_);
@@ -104,10 +111,12 @@ class Prober {
 
 EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation& lp, int64_t incumbent,
                                        std::optional<std::chrono::steady_clock::time_point> deadline,
-                                       int64_t proven) {
+                                       const EliminationSearch* before) {
   const auto start = std::chrono::steady_clock::now();
   EliminationSearch search;
   Prober prober(kernel, lp, search, deadline);
+  const int64_t proven = before ? before->bound : 0;
+  if (before) prober.resume(*before);
   // Cutoffs climb from just above the LP's bound to the incumbent, each
   // 1.5 times as far above the bound: labels grow fast with the distance,
   // and each cutoff with no plan below it is a proven bound.

@@ -34,6 +34,8 @@ struct EliminationSearch {
   int64_t bound = 0;                // no plan of the kernel within the limit costs less (0: nothing proven)
   std::vector<EliminationProbe> probes;  // the cutoffs tried, in order
   int rows = 0;                     // memory rows tracked in the last run
+  std::vector<std::vector<int>> tracked;  // those rows (node sets), for a later search to start from
+  int64_t granularity = 1;          // the usage rounding it ended with, bytes
   int runs = 0;                     // eliminations run
   int64_t labels = 0;               // labels kept, summed over the runs
   int width = 0;                    // largest factor scope, in nodes
@@ -43,9 +45,10 @@ struct EliminationSearch {
 };
 
 // Runs on `kernel` (the problem `lp` was solved on) below `incumbent` (a kernel cost).
-// `proven`: a kernel cost already proven a lower bound (the cutoffs start above it).
+// `before`: an earlier search on the same kernel that gave up; this one
+// starts from its rows, rounding and proven bound.
 EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation& lp, int64_t incumbent,
                                        std::optional<std::chrono::steady_clock::time_point> deadline,
-                                       int64_t proven = 0);
+                                       const EliminationSearch* before = nullptr);
 
 }  // namespace shardsynth::synth

@@ -17,20 +17,21 @@ namespace shardsynth::synth {
 void ExactSearch::search_by_elimination() {
   if (!options_.elimination || !lp_ || !kernel_.usage_limit || !best_) return;
   const auto start = Clock::now();
-  int64_t proven = 0;  // kernel cost below which the preparation proved nothing
+  std::optional<EliminationSearch> before;  // the preparation's search, when it gave up
   if (prepared_ && prepared_->elimination) {  // run before the anytime search (anytime_phase.cpp)
-    const EliminationSearch before = std::move(*prepared_->elimination);
+    before = std::move(*prepared_->elimination);
     prepared_->elimination.reset();
-    if (before.proven()) return report_elimination(before, start);  // the anytime search was skipped: its steps come next
+    if (before->proven()) return report_elimination(*before, start);  // the anytime search was skipped: its steps come next
     // It gave up before the anytime search ran: its steps would be out of
-    // order now, so only the bound it proved is kept.
-    proven = before.bound;
-    if (best_) raise_lower_bound(std::min(offset_ + proven, *best_));
+    // order now, so only the bound it proved is kept, and the search below
+    // resumes from its rows.
+    if (best_) raise_lower_bound(std::min(offset_ + before->bound, *best_));
   }
   if (*best_ <= result_.lower_bound || out_of_time()) return;
   std::optional<Clock::time_point> until = deadline_;
   if (deadline_) until = start + (*deadline_ - start) * 3 / 4;  // Z3 keeps a quarter when it gives up
-  report_elimination(close_by_elimination(kernel_, *lp_, *best_ - offset_, until, proven), Clock::now());
+  report_elimination(close_by_elimination(kernel_, *lp_, *best_ - offset_, until, before ? &*before : nullptr),
+                     Clock::now());
 }
 
 // Each cutoff is a step: "none below it" raises the bound, a plan improves;
