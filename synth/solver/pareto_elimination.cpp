@@ -14,6 +14,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// a + b for least usages, which may be up to 10^18 each: capped at 4 * 10^18
+// (an under-estimate of what is left only weakens the memory pruning).
+int64_t capped_add(int64_t a, int64_t b) { return std::min<int64_t>(a + std::min<int64_t>(b, 4 * kForbidden - a), 4 * kForbidden); }
+
 // The min-fill elimination order: repeatedly the node whose neighbours need
 // the fewest new edges to become a clique (ties: fewer neighbours, lower id).
 std::vector<int> elimination_order(const Problem& p) {
@@ -197,7 +201,7 @@ void Eliminator::prepare() {
   }
   total_min_.assign(k_, 0);
   for (int k = 0; k < k_; ++k) {
-    for (int v : rows_[k]) total_min_[k] += least_usage_[v];
+    for (int v : rows_[k]) total_min_[k] = capped_add(total_min_[k], least_usage_[v]);
   }
   if (lp_) lp_excess();
   incident_.assign(n, {});
@@ -431,11 +435,11 @@ bool Eliminator::eliminate(int v) {
   }
   // Coverage: v and everything its input factors cover.
   out.covered_min.assign(k_, 0);
-  for (int k : rows_of_[v]) out.covered_min[k] += least_usage_[v];
+  for (int k : rows_of_[v]) out.covered_min[k] = capped_add(out.covered_min[k], least_usage_[v]);
   std::vector<std::vector<int64_t>> partial_cover;  // after v and inputs [0, j)
   partial_cover.push_back(out.covered_min);
   for (const Input& i : in) {
-    for (int k = 0; k < k_; ++k) out.covered_min[k] += factors_[i.factor].covered_min[k];
+    for (int k = 0; k < k_; ++k) out.covered_min[k] = capped_add(out.covered_min[k], factors_[i.factor].covered_min[k]);
     partial_cover.push_back(out.covered_min);
   }
   // Edges between two scope nodes: no label has counted them yet.
@@ -489,10 +493,10 @@ bool Eliminator::eliminate(int v) {
           forbidden = true;
           break;
         }
-        cost += c;
+        cost = cost_add(cost, c);
         if (lp_) excess += edge_excess_[ea.edge][k];
       }
-      if (forbidden || pruned(excess + outside)) continue;
+      if (forbidden || cost >= options_.cutoff || pruned(excess + outside)) continue;
       std::fill(usage.begin(), usage.end(), 0);
       for (int k : rows_of_[v]) usage[k] += this->usage(v, s);
       if (over(usage.data(), partial_cover[0])) continue;
@@ -516,7 +520,7 @@ bool Eliminator::eliminate(int v) {
           for (int l = 0; l < cnt; ++l) {
             const int64_t lab = b + l;
             const double x = cur.excess[a] + arena_.excess[lab];
-            if (pruned(x + outside)) continue;
+            if (cur.cost[a] + arena_.cost[lab] >= options_.cutoff || pruned(x + outside)) continue;
             for (int k = 0; k < k_; ++k) usage[k] = cur.usage[static_cast<std::size_t>(a) * k_ + k] + arena_.usage[lab * k_ + k];
             if (over(usage.data(), partial_cover[j + 1])) continue;
             next.cost.push_back(cur.cost[a] + arena_.cost[lab]);
@@ -612,14 +616,14 @@ bool Eliminator::finish() {
   std::vector<int> kept;
   for (int j = 0; j < m && cur.size() > 0; ++j) {
     const Factor& f = factors_[roots[j]];
-    for (int k = 0; k < k_; ++k) covered[k] += f.covered_min[k];
+    for (int k = 0; k < k_; ++k) covered[k] = capped_add(covered[k], f.covered_min[k]);
     next.clear();
     for (int a = 0; a < cur.size() && f.begin[0] >= 0; ++a) {
       if (expired()) return false;
       for (int l = 0; l < f.count[0]; ++l) {
         const int64_t lab = f.begin[0] + l;
         const double x = cur.excess[a] + arena_.excess[lab];
-        if (pruned(x)) continue;
+        if (cur.cost[a] + arena_.cost[lab] >= options_.cutoff || pruned(x)) continue;
         for (int k = 0; k < k_; ++k) usage[k] = cur.usage[static_cast<std::size_t>(a) * k_ + k] + arena_.usage[lab * k_ + k];
         if (over(usage.data(), covered)) continue;
         next.cost.push_back(cur.cost[a] + arena_.cost[lab]);
