@@ -101,6 +101,7 @@ struct Candidates {
   std::vector<int64_t> kids;       // per candidate, per input
 
   int size() const { return static_cast<int>(cost.size()); }
+  void append(const Candidates& from, int i);  // copies candidate i of `from` (same rows and inputs)
   void clear() {
     cost.clear();
     excess.clear();
@@ -109,6 +110,8 @@ struct Candidates {
     kids.clear();
   }
 };
+
+struct Step;  // one elimination's inputs and new factor (below)
 
 class Eliminator {
  public:
@@ -124,6 +127,13 @@ class Eliminator {
   bool finish();
   void pareto(Candidates& c, std::vector<int>& kept) const;
   bool pruned(double excess) const;
+  bool plan_step(int v, Step& step);
+  double outside(const Step& step, const std::vector<int>& value) const;
+  bool base(const Step& step, int s, const std::vector<int>& value, double outside, Candidates& cur) const;
+  bool merge(const Step& step, int j, int s, const std::vector<int>& value, double outside, Candidates& cur,
+             Candidates& next, std::vector<int>& kept);
+  bool store(Step& step, int64_t index, const Candidates& all, const std::vector<int>& kept);
+  bool next_assignment(const Step& step, std::vector<int>& value, std::vector<std::size_t>& digit) const;
   bool expired();
   int64_t usage(int v, int s) const;
   void lp_excess();
@@ -375,39 +385,65 @@ struct Input {
   std::vector<int> at;
 };
 
-bool Eliminator::eliminate(int v) {
-  // The inputs: factors over v not taken yet, and v's edges to nodes still there.
-  std::vector<int> inputs;
+// Where the inputs of one elimination sit in its new factor's scope.
+struct EdgeAt {
+  int edge = 0;            // index into Problem::edges
+  int at = 0;              // the position of its other end (for `inner`: of its `to` end) in the scope
+  bool v_is_from = false;  // whether the eliminated node picks the table's row
+  int cols = 0;            // strategies of its `to` end (for `inner`: the position of its `from` end)
+};
+
+struct Step {
+  int v = 0;                                       // the node eliminated
+  std::vector<int> inputs;                         // factors over v not taken yet
+  std::vector<Input> in;                           // the same, with their scope positions
+  std::vector<EdgeAt> edges;                       // v's edges to nodes still there
+  std::vector<EdgeAt> inner;                       // edges between two scope nodes (no label counted them yet)
+  std::vector<std::vector<int64_t>> partial_cover; // per row, least usage covered after v and inputs [0, j)
+  Factor out;                                      // the new factor (its table empty)
+  int64_t entries = 0;                             // its table's size
+};
+
+void Candidates::append(const Candidates& from, int i) {
+  cost.push_back(from.cost[i]);
+  excess.push_back(from.excess[i]);
+  const auto ub = from.usage.begin() + static_cast<long>(i) * rows;
+  usage.insert(usage.end(), ub, ub + rows);
+  strategy.push_back(from.strategy[i]);
+  const auto kb = from.kids.begin() + static_cast<long>(i) * inputs;
+  kids.insert(kids.end(), kb, kb + inputs);
+}
+
+// The inputs of eliminating v and its new factor's scope, strides and
+// coverage; false (outcome "too wide") when its table would be too large.
+bool Eliminator::plan_step(int v, Step& step) {
+  step.v = v;
   for (int f : factors_of_[v]) {
-    if (!factors_[f].consumed) inputs.push_back(f);
+    if (!factors_[f].consumed) step.inputs.push_back(f);
+  }
+  std::set<int> scope;
+  for (int f : step.inputs) {
+    for (int w : factors_[f].scope) {
+      if (w != v) scope.insert(w);
+    }
   }
   std::vector<int> edges;
   for (int e : incident_[v]) {
     const ProblemEdge& edge = p_.edges[e];
-    const int other = edge.from == v ? edge.to : edge.from;
-    if (!gone_[other]) edges.push_back(e);
+    if (gone_[edge.from == v ? edge.to : edge.from]) continue;
+    edges.push_back(e);
+    scope.insert(edge.from == v ? edge.to : edge.from);
   }
-  std::set<int> scope_set;
-  for (int f : inputs) {
-    for (int w : factors_[f].scope) {
-      if (w != v) scope_set.insert(w);
-    }
-  }
-  for (int e : edges) {
-    const ProblemEdge& edge = p_.edges[e];
-    if (edge.from != v) scope_set.insert(edge.from);
-    if (edge.to != v) scope_set.insert(edge.to);
-  }
-  Factor out;
-  out.scope.assign(scope_set.begin(), scope_set.end());
+  Factor& out = step.out;
+  out.scope.assign(scope.begin(), scope.end());
   const int width = static_cast<int>(out.scope.size());
   result_.width = std::max(result_.width, width + 1);
-  int64_t entries = 1;
+  step.entries = 1;
   out.stride.assign(width, 0);
   for (int i = width - 1; i >= 0; --i) {
-    out.stride[i] = entries;
-    entries *= std::max(1, p_.nodes[out.scope[i]].size());
-    if (entries > options_.max_entries) {
+    out.stride[i] = step.entries;
+    step.entries *= std::max(1, p_.nodes[out.scope[i]].size());
+    if (step.entries > options_.max_entries) {
       result_.outcome = "too wide";
       return false;
     }
@@ -415,184 +451,180 @@ bool Eliminator::eliminate(int v) {
   auto position = [&](int w) {
     return static_cast<int>(std::lower_bound(out.scope.begin(), out.scope.end(), w) - out.scope.begin());
   };
-  std::vector<Input> in;
-  for (int f : inputs) {
+  for (int f : step.inputs) {
     Input i{f, {}};
     for (int w : factors_[f].scope) i.at.push_back(w == v ? -1 : position(w));
-    in.push_back(std::move(i));
+    step.in.push_back(std::move(i));
   }
-  // Edges: the position of the other end, and whether v picks the table's row.
-  struct EdgeAt {
-    int edge, at;
-    bool v_is_from;
-    int cols;
-  };
-  std::vector<EdgeAt> eat;
   for (int e : edges) {
     const ProblemEdge& edge = p_.edges[e];
     const bool from = edge.from == v;
-    eat.push_back({e, position(from ? edge.to : edge.from), from, p_.nodes[edge.to].size()});
+    step.edges.push_back({e, position(from ? edge.to : edge.from), from, p_.nodes[edge.to].size()});
   }
-  // Coverage: v and everything its input factors cover.
-  out.covered_min.assign(k_, 0);
-  for (int k : rows_of_[v]) out.covered_min[k] = capped_add(out.covered_min[k], least_usage_[v]);
-  std::vector<std::vector<int64_t>> partial_cover;  // after v and inputs [0, j)
-  partial_cover.push_back(out.covered_min);
-  for (const Input& i : in) {
-    for (int k = 0; k < k_; ++k) out.covered_min[k] = capped_add(out.covered_min[k], factors_[i.factor].covered_min[k]);
-    partial_cover.push_back(out.covered_min);
-  }
-  // Edges between two scope nodes: no label has counted them yet.
-  std::vector<EdgeAt> inner;
   for (int i = 0; i < width && lp_; ++i) {
     for (int e : incident_[out.scope[i]]) {
       const ProblemEdge& edge = p_.edges[e];
       if (edge.from != out.scope[i] || edge.to == v || edge.from == edge.to || gone_[edge.to]) continue;
       if (!std::binary_search(out.scope.begin(), out.scope.end(), edge.to)) continue;
-      inner.push_back({e, position(edge.to), true, i});  // `cols` holds the from end's position here
+      step.inner.push_back({e, position(edge.to), true, i});
     }
   }
-  out.begin.assign(entries, -1);
-  out.count.assign(entries, 0);
+  out.covered_min.assign(k_, 0);
+  for (int k : rows_of_[v]) out.covered_min[k] = capped_add(out.covered_min[k], least_usage_[v]);
+  step.partial_cover.push_back(out.covered_min);
+  for (const Input& i : step.in) {
+    for (int k = 0; k < k_; ++k) out.covered_min[k] = capped_add(out.covered_min[k], factors_[i.factor].covered_min[k]);
+    step.partial_cover.push_back(out.covered_min);
+  }
+  return true;
+}
 
-  const int m = static_cast<int>(in.size());
+// What every completion of an entry still adds to the excess: the scope
+// nodes' own and the edges among them (the rest adds >= 0).
+double Eliminator::outside(const Step& step, const std::vector<int>& value) const {
+  if (!lp_) return 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) sum += node_excess_[step.out.scope[i]][value[i]];
+  for (const EdgeAt& ea : step.inner) {
+    const int cols = p_.nodes[p_.edges[ea.edge].to].size();
+    sum += edge_excess_[ea.edge][static_cast<std::size_t>(value[ea.cols]) * cols + value[ea.at]];
+  }
+  return sum;
+}
+
+// The label of v alone at strategy s (its cost, usage and edges to the
+// scope at `value`) into `cur`; false when forbidden or pruned.
+bool Eliminator::base(const Step& step, int s, const std::vector<int>& value, double outside, Candidates& cur) const {
+  const int v = step.v;
+  int64_t cost = p_.nodes[v].costs[s];
+  double excess = lp_ ? node_excess_[v][s] : 0;
+  for (const EdgeAt& ea : step.edges) {
+    const int t = value[ea.at];
+    const std::size_t k =
+        ea.v_is_from ? static_cast<std::size_t>(s) * ea.cols + t : static_cast<std::size_t>(t) * ea.cols + s;
+    const int64_t c = p_.edges[ea.edge].costs[k];
+    if (c >= kForbidden) return false;
+    cost = cost_add(cost, c);
+    if (lp_) excess += edge_excess_[ea.edge][k];
+  }
+  if (cost >= options_.cutoff || pruned(excess + outside)) return false;
+  std::vector<int64_t> usage(k_, 0);
+  for (int k : rows_of_[v]) usage[k] += this->usage(v, s);
+  if (over(usage.data(), step.partial_cover[0])) return false;
+  cur.clear();
+  cur.cost.push_back(cost);
+  cur.excess.push_back(excess);
+  cur.usage = std::move(usage);
+  cur.strategy.push_back(s);
+  cur.kids.assign(cur.inputs, -1);
+  return true;
+}
+
+// `cur` combined with input j's labels at its entry for (`value`, s):
+// every pair not pruned, then those no other one beats. False past the deadline.
+bool Eliminator::merge(const Step& step, int j, int s, const std::vector<int>& value, double outside, Candidates& cur,
+                       Candidates& next, std::vector<int>& kept) {
+  const Factor& f = factors_[step.in[j].factor];
+  int64_t fi = 0;
+  for (std::size_t q = 0; q < step.in[j].at.size(); ++q) fi += f.stride[q] * (step.in[j].at[q] < 0 ? s : value[step.in[j].at[q]]);
+  const int m = cur.inputs;
+  next.clear();
+  std::vector<int64_t> usage(k_);
+  for (int a = 0; a < cur.size() && f.begin[fi] >= 0; ++a) {
+    if (expired()) return false;
+    for (int l = 0; l < f.count[fi]; ++l) {
+      const int64_t lab = f.begin[fi] + l;
+      const double x = cur.excess[a] + arena_.excess[lab];
+      if (cur.cost[a] + arena_.cost[lab] >= options_.cutoff || pruned(x + outside)) continue;
+      for (int k = 0; k < k_; ++k) usage[k] = cur.usage[static_cast<std::size_t>(a) * k_ + k] + arena_.usage[lab * k_ + k];
+      if (over(usage.data(), step.partial_cover[j + 1])) continue;
+      next.cost.push_back(cur.cost[a] + arena_.cost[lab]);
+      next.excess.push_back(x);
+      next.usage.insert(next.usage.end(), usage.begin(), usage.end());
+      next.strategy.push_back(s);
+      const auto kb = cur.kids.begin() + static_cast<long>(a) * m;
+      next.kids.insert(next.kids.end(), kb, kb + m);
+      next.kids[next.kids.size() - m + j] = lab;
+    }
+  }
+  pareto(next, kept);
+  cur.clear();
+  for (int i : kept) cur.append(next, i);
+  return true;
+}
+
+// The kept labels of one entry into the arena; false past the label limit.
+bool Eliminator::store(Step& step, int64_t index, const Candidates& all, const std::vector<int>& kept) {
+  if (kept.empty()) return true;
+  step.out.begin[index] = arena_.size();
+  step.out.count[index] = static_cast<int32_t>(kept.size());
+  for (int i : kept) {
+    arena_.cost.push_back(all.cost[i]);
+    arena_.excess.push_back(all.excess[i]);
+    const auto ub = all.usage.begin() + static_cast<long>(i) * k_;
+    arena_.usage.insert(arena_.usage.end(), ub, ub + k_);
+    arena_.node.push_back(step.v);
+    arena_.strategy.push_back(all.strategy[i]);
+    arena_.kids_at.push_back(static_cast<int64_t>(arena_.kids.size()));
+    arena_.kid_count.push_back(all.inputs);
+    const auto kb = all.kids.begin() + static_cast<long>(i) * all.inputs;
+    arena_.kids.insert(arena_.kids.end(), kb, kb + all.inputs);
+  }
+  if (arena_.size() <= options_.max_labels) return true;
+  result_.outcome = "label limit";
+  return false;
+}
+
+// Moves `value` to the scope's next assignment of allowed strategies (the
+// last position turns fastest); false after the last one.
+bool Eliminator::next_assignment(const Step& step, std::vector<int>& value, std::vector<std::size_t>& digit) const {
+  for (int i = static_cast<int>(value.size()) - 1; i >= 0; --i) {
+    const auto& allowed = allowed_[step.out.scope[i]];
+    if (++digit[i] < allowed.size()) {
+      value[i] = allowed[digit[i]];
+      return true;
+    }
+    digit[i] = 0;
+    value[i] = allowed[0];
+  }
+  return false;
+}
+
+bool Eliminator::eliminate(int v) {
+  Step step;
+  if (!plan_step(v, step)) return false;
+  step.out.begin.assign(step.entries, -1);
+  step.out.count.assign(step.entries, 0);
+  const int width = static_cast<int>(step.out.scope.size());
+  const int m = static_cast<int>(step.in.size());
   Candidates all, cur, next;
   all.rows = cur.rows = next.rows = k_;
   all.inputs = cur.inputs = next.inputs = m;
   std::vector<int> kept;
-  std::vector<int> value(width, 0);      // the scope's strategies
+  std::vector<int> value(width, 0);          // the scope's strategies
   std::vector<std::size_t> digit(width, 0);  // odometer over allowed strategies
-  for (int i = 0; i < width; ++i) value[i] = allowed_[out.scope[i]][0];  // run() checked none is empty
-  std::vector<int64_t> usage(k_);
-  for (;;) {
+  for (int i = 0; i < width; ++i) value[i] = allowed_[step.out.scope[i]][0];  // run() checked none is empty
+  do {
     if (expired()) return false;
     int64_t index = 0;
-    for (int i = 0; i < width; ++i) index += out.stride[i] * value[i];
+    for (int i = 0; i < width; ++i) index += step.out.stride[i] * value[i];
+    const double out = outside(step, value);
     all.clear();
-    // What every completion of this entry still adds to the excess: the
-    // scope nodes' own and the edges among them (the rest adds >= 0).
-    double outside = 0;
-    if (lp_) {
-      for (int i = 0; i < width; ++i) outside += node_excess_[out.scope[i]][value[i]];
-      for (const EdgeAt& ea : inner) {
-        const int cols = p_.nodes[p_.edges[ea.edge].to].size();
-        outside += edge_excess_[ea.edge][static_cast<std::size_t>(value[ea.cols]) * cols + value[ea.at]];
-      }
-    }
     for (int s : allowed_[v]) {
-      // The base: v's cost and usage, and its edges to the scope.
-      int64_t cost = p_.nodes[v].costs[s];
-      double excess = lp_ ? node_excess_[v][s] : 0;
-      bool forbidden = false;
-      for (const EdgeAt& ea : eat) {
-        const int t = value[ea.at];
-        const std::size_t k = ea.v_is_from ? static_cast<std::size_t>(s) * ea.cols + t
-                                           : static_cast<std::size_t>(t) * ea.cols + s;
-        const int64_t c = p_.edges[ea.edge].costs[k];
-        if (c >= kForbidden) {
-          forbidden = true;
-          break;
-        }
-        cost = cost_add(cost, c);
-        if (lp_) excess += edge_excess_[ea.edge][k];
-      }
-      if (forbidden || cost >= options_.cutoff || pruned(excess + outside)) continue;
-      std::fill(usage.begin(), usage.end(), 0);
-      for (int k : rows_of_[v]) usage[k] += this->usage(v, s);
-      if (over(usage.data(), partial_cover[0])) continue;
-      cur.clear();
-      cur.cost.push_back(cost);
-      cur.excess.push_back(excess);
-      cur.usage.insert(cur.usage.end(), usage.begin(), usage.end());
-      cur.strategy.push_back(s);
-      cur.kids.insert(cur.kids.end(), m, -1);
+      if (!base(step, s, value, out, cur)) continue;
       for (int j = 0; j < m && cur.size() > 0; ++j) {
-        const Factor& f = factors_[in[j].factor];
-        int64_t fi = 0;
-        for (std::size_t q = 0; q < in[j].at.size(); ++q) {
-          fi += f.stride[q] * (in[j].at[q] < 0 ? s : value[in[j].at[q]]);
-        }
-        next.clear();
-        const int64_t b = f.begin[fi];
-        const int cnt = f.count[fi];
-        for (int a = 0; a < cur.size() && b >= 0; ++a) {
-          if (expired()) return false;
-          for (int l = 0; l < cnt; ++l) {
-            const int64_t lab = b + l;
-            const double x = cur.excess[a] + arena_.excess[lab];
-            if (cur.cost[a] + arena_.cost[lab] >= options_.cutoff || pruned(x + outside)) continue;
-            for (int k = 0; k < k_; ++k) usage[k] = cur.usage[static_cast<std::size_t>(a) * k_ + k] + arena_.usage[lab * k_ + k];
-            if (over(usage.data(), partial_cover[j + 1])) continue;
-            next.cost.push_back(cur.cost[a] + arena_.cost[lab]);
-            next.excess.push_back(x);
-            next.usage.insert(next.usage.end(), usage.begin(), usage.end());
-            next.strategy.push_back(s);
-            const auto kb = cur.kids.begin() + static_cast<long>(a) * m;
-            next.kids.insert(next.kids.end(), kb, kb + m);
-            next.kids[next.kids.size() - m + j] = lab;
-          }
-        }
-        pareto(next, kept);
-        cur.clear();
-        for (int i : kept) {
-          cur.cost.push_back(next.cost[i]);
-          cur.excess.push_back(next.excess[i]);
-          const auto ub = next.usage.begin() + static_cast<long>(i) * k_;
-          cur.usage.insert(cur.usage.end(), ub, ub + k_);
-          cur.strategy.push_back(next.strategy[i]);
-          const auto kb = next.kids.begin() + static_cast<long>(i) * m;
-          cur.kids.insert(cur.kids.end(), kb, kb + m);
-        }
+        if (!merge(step, j, s, value, out, cur, next, kept)) return false;
       }
-      for (int a = 0; a < cur.size(); ++a) {
-        all.cost.push_back(cur.cost[a]);
-        all.excess.push_back(cur.excess[a]);
-        const auto ub = cur.usage.begin() + static_cast<long>(a) * k_;
-        all.usage.insert(all.usage.end(), ub, ub + k_);
-        all.strategy.push_back(cur.strategy[a]);
-        const auto kb = cur.kids.begin() + static_cast<long>(a) * m;
-        all.kids.insert(all.kids.end(), kb, kb + m);
-      }
+      for (int a = 0; a < cur.size(); ++a) all.append(cur, a);
     }
     pareto(all, kept);
-    if (!kept.empty()) {
-      out.begin[index] = arena_.size();
-      out.count[index] = static_cast<int32_t>(kept.size());
-      for (int i : kept) {
-        arena_.cost.push_back(all.cost[i]);
-        arena_.excess.push_back(all.excess[i]);
-        const auto ub = all.usage.begin() + static_cast<long>(i) * k_;
-        arena_.usage.insert(arena_.usage.end(), ub, ub + k_);
-        arena_.node.push_back(v);
-        arena_.strategy.push_back(all.strategy[i]);
-        arena_.kids_at.push_back(static_cast<int64_t>(arena_.kids.size()));
-        arena_.kid_count.push_back(m);
-        const auto kb = all.kids.begin() + static_cast<long>(i) * m;
-        arena_.kids.insert(arena_.kids.end(), kb, kb + m);
-      }
-      if (arena_.size() > options_.max_labels) {
-        result_.outcome = "label limit";
-        return false;
-      }
-    }
-    // Next assignment of the scope (the last position turns fastest).
-    int i = width - 1;
-    for (; i >= 0; --i) {
-      const auto& allowed = allowed_[out.scope[i]];
-      if (++digit[i] < allowed.size()) {
-        value[i] = allowed[digit[i]];
-        break;
-      }
-      digit[i] = 0;
-      value[i] = allowed[0];
-    }
-    if (i < 0) break;
-  }
-  for (int f : inputs) factors_[f].consumed = true;
+    if (!store(step, index, all, kept)) return false;
+  } while (next_assignment(step, value, digit));
+  for (int f : step.inputs) factors_[f].consumed = true;
   gone_[v] = true;
   const int id = static_cast<int>(factors_.size());
-  for (int w : out.scope) factors_of_[w].push_back(id);
-  factors_.push_back(std::move(out));
+  for (int w : step.out.scope) factors_of_[w].push_back(id);
+  factors_.push_back(std::move(step.out));
   return true;
 }
 
