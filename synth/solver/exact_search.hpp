@@ -3,8 +3,9 @@
 // without the usage limit): reduce it exactly, reparameterize it for a
 // lower bound and a decoded first incumbent, then ask Z3 for cheaper plans
 // on the kernel narrowed at the gap (narrowing.hpp; with a usage limit,
-// also by the LP relaxation's bound and reduced costs, exact_lp.cpp) until it answers unsat
-// below the best plan. Three bound schedules (SearchStrategy):
+// also by the LP relaxation's bound and reduced costs, exact_lp.cpp; and,
+// before Z3, the Pareto elimination's cutoffs, exact_elimination.cpp) until
+// it answers unsat below the best plan. Three bound schedules (SearchStrategy):
 //   - descent (exact_descent.cpp): one solver on the narrowed kernel, asked
 //     for anything cheaper than the best, or below the midpoint of the gap
 //     under bisection without the lower-bound pass;
