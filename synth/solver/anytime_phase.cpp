@@ -44,6 +44,22 @@ void score_starts(const Problem& problem, const std::vector<StartPlan>& starts, 
   }
 }
 
+// With the LP's duals and a plan, the Pareto elimination gets half of
+// the time left (elimination_search.hpp): when it proves its plan optimal,
+// the exact loop alone reports it (exact_elimination.cpp); otherwise what
+// it proved raises `bound`.
+bool eliminate_first(const CegisOptions& options, std::optional<Clock::time_point> deadline, PreparedKernel& prepared,
+                     int64_t plan, int64_t& bound) {
+  const auto& lp = prepared.lp->relaxation;
+  if (!options.elimination || !lp || plan >= kForbidden || plan <= bound) return false;
+  std::optional<Clock::time_point> until = deadline;
+  if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 2;
+  const int64_t constant = prepared.dual.constant;
+  prepared.elimination = close_by_elimination(prepared.dual.problem, *lp, plan - constant, until);
+  bound = std::max(bound, constant + prepared.elimination->bound);
+  return prepared.elimination->proven();
+}
+
 // Where the exact loop's own first incumbent (the decoded lower-bound pass,
 // which keeps the usage limit, or the LP's rounded plan) is within 1% of the
 // better of its two bounds (TRW-S, the LP: lp_tightening.hpp), the limit
@@ -68,6 +84,7 @@ bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::
                                    d.primal.empty() ? std::nullopt : std::optional<int64_t>(plan - d.constant), deadline);
     plan = std::min(plan, cost_add(prepared->lp->plan_cost, d.constant));
     bound = std::max(bound, d.constant + prepared->lp->bound);
+    if (eliminate_first(options, deadline, *prepared, plan, bound)) return true;
   }
   if (plan < kForbidden && plan - bound <= plan / 100) return true;
   if (options.lp_bound) good_enough = prepared->reduced.constant + bound + bound / 99;

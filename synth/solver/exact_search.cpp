@@ -36,6 +36,7 @@ void ExactSearch::run() {
   } else if (options_.dual_bound) {
     bound_and_decode();
     bound_by_lp();
+    search_by_elimination();
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
   while (!done_) {
@@ -171,6 +172,11 @@ double ExactSearch::prepared_by(Clock::time_point start) const {
 }
 
 Narrowed ExactSearch::narrow_at(std::optional<int64_t> bound) const {
+  if (bound && eliminated_below_ && *bound <= *eliminated_below_) {
+    Narrowed nothing;  // every strategy is in no plan cheaper than the bound (exact_elimination.cpp)
+    nothing.empty = true;
+    return nothing;
+  }
   return narrow(kernel_, offset_, bound, options_.dual_bound, deadline_, lp_.get());
 }
 

@@ -3,8 +3,9 @@
 // without the usage limit): reduce it exactly, reparameterize it for a
 // lower bound and a decoded first incumbent, then ask Z3 for cheaper plans
 // on the kernel narrowed at the gap (narrowing.hpp; with a usage limit,
-// also by the LP relaxation's bound and reduced costs, exact_lp.cpp) until it answers unsat
-// below the best plan. Three bound schedules (SearchStrategy):
+// also by the LP relaxation's bound and reduced costs, exact_lp.cpp; and,
+// before Z3, the Pareto elimination's cutoffs, exact_elimination.cpp) until
+// it answers unsat below the best plan. Three bound schedules (SearchStrategy):
 //   - descent (exact_descent.cpp): one solver on the narrowed kernel, asked
 //     for anything cheaper than the best, or below the midpoint of the gap
 //     under bisection without the lower-bound pass;
@@ -22,6 +23,7 @@
 #include <z3++.h>
 
 #include "synth/solver/dual_bound.hpp"
+#include "synth/solver/elimination_search.hpp"
 #include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/narrowing.hpp"
 #include "synth/solver/reduction.hpp"
@@ -37,6 +39,7 @@ struct PreparedKernel {
   Reduced reduced;                 // reduce(problem)
   DualBound dual;                  // reparameterize(reduced.kernel) with the default options
   std::optional<LpTightening> lp;  // tighten_with_lp(dual.problem), which fixed it in place (unset: not run)
+  std::optional<EliminationSearch> elimination;  // close_by_elimination on dual.problem below the better of its plans (unset: not run)
 };
 
 class ExactSearch {
@@ -60,6 +63,8 @@ class ExactSearch {
   void reduce_first();
   void bound_and_decode();
   void bound_by_lp();
+  void search_by_elimination();
+  void report_elimination(const EliminationSearch& found, Clock::time_point start);
   void optimize();
   // The descent schedule (exact_descent.cpp).
   void solve_pruned();
@@ -98,6 +103,7 @@ class ExactSearch {
   int64_t step_ = 0;                         // bisection: distance of the next probe above the lower bound; 0 = start at 1
   std::optional<int64_t> tried_best_;        // bisection: the last incumbent whose narrowing was tried for an immediate proof
   std::shared_ptr<const LpRelaxation> lp_;   // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
+  std::optional<int64_t> eliminated_below_;  // the elimination proved no plan cheaper than this (a cost of scored_): narrowing at or below it leaves nothing
   bool done_ = false;                        // the search has stopped (result_.stop_reason says why)
   Clock::time_point last_report_;            // when the last step was reported (or the search began)
 };

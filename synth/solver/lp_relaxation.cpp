@@ -142,7 +142,7 @@ struct Sum {
 class ClpRelaxation {
  public:
   ClpRelaxation(const Problem& p, const LpOptions& options)
-      : p_(p), options_(options), layout_(lay_out(p)), candidates_(candidate_rows(p)) {}
+      : p_(p), options_(options), layout_(lay_out(p)), candidates_(options.rows ? *options.rows : candidate_rows(p)) {}
 
   LpRelaxation run() {
     const auto start = Clock::now();
@@ -268,6 +268,8 @@ class ClpRelaxation {
   std::vector<std::vector<int>> candidates_;  // memory rows that may bind (node lists)
   std::vector<int> added_;                    // candidates added, in row order after the equality rows
   std::vector<int> added_sorted_;             // the same, ascending
+  mutable std::vector<double> binding_duals_;       // their duals, negated (read_solution)
+  mutable std::vector<std::vector<int>> binding_;  // added rows with a nonzero dual (read_solution)
   ClpSimplex clp_;
   LpRelaxation result_;
 };
@@ -294,6 +296,10 @@ std::vector<std::vector<double>> ClpRelaxation::node_reduced(const double* duals
   const long double limit = p_.usage_limit ? static_cast<long double>(*p_.usage_limit) : 1;
   for (std::size_t m = 0; m < added_.size(); ++m) {
     const long double dual = std::min(0.0, duals[layout_.equality_rows + static_cast<int>(m)]);
+    if (dual < 0) {
+      binding_.push_back(candidates_[added_[m]]);
+      binding_duals_.push_back(static_cast<double>(-dual));
+    }
     bound.add(dual);
     for (int v : candidates_[added_[m]]) {
       for (int s = 0; s < p_.nodes[v].size(); ++s) {
@@ -340,6 +346,8 @@ void ClpRelaxation::read_solution() {
   Sum bound;
   result_.node_reduced = node_reduced(duals, bound);
   result_.edge_reduced = edge_reduced(duals, bound);
+  result_.binding_rows = std::move(binding_);
+  result_.binding_duals = std::move(binding_duals_);
   result_.values.assign(p_.nodes.size(), {});
   for (std::size_t v = 0; v < p_.nodes.size(); ++v) {
     for (int s = 0; s < p_.nodes[v].size(); ++s) {

@@ -33,6 +33,7 @@ struct LpOptions {
   int64_t max_columns = 1'500'000;  // not solved (outcome "too large") when the LP would have more columns
   int64_t max_nonzeros = 6'000'000;  // nor when its memory rows would hold more coefficients than this
   int max_rounds = 40;               // solves at most, each adding the memory rows the last one violated
+  std::optional<std::vector<std::vector<int>>> rows;  // the memory rows to use (node sets, ascending) instead of every co-live set (unset: usage_rows)
 };
 
 struct LpRelaxation {
@@ -44,6 +45,8 @@ struct LpRelaxation {
   std::vector<std::vector<double>> edge_reduced;  // per edge, row-major like its table: reduced cost (+inf for forbidden)
   int64_t columns = 0;              // LP columns (x and y)
   int memory_rows = 0;              // memory rows added (of usage_rows)
+  std::vector<double> binding_duals;  // per binding row: minus its dual, cost units per limit (>0): usage u on it adds binding_duals * u / limit to a reduced cost
+  std::vector<std::vector<int>> binding_rows;  // node sets (ascending) of the memory rows whose dual is nonzero: the rows the bound and reduced costs lean on
   int rounds = 0;                   // Clp solves run
   double ms = 0;                    // wall time, milliseconds
 
