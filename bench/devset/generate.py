@@ -88,9 +88,15 @@ class Family:
         self.rng.shuffle(keep)
         return keep
 
-    def node(self, rank: int, size: int, live: int | None, compute: float) -> int:
+    def node(self, rank: int, size: int, live: int | None, compute: float, like: int = -1) -> int:
+        """A tensor; with `like`, it takes that node's rank and specs (in another order)."""
         r = self.rng
-        specs = self.specs(rank)
+        if like >= 0:
+            rank = self.nodes[like].rank
+            specs = list(self.nodes[like].specs)
+            r.shuffle(specs)
+        else:
+            specs = self.specs(rank)
         start = self.step
         end = start if live is None else start + live
         n = Node(rank, size, specs, start, end)
@@ -111,7 +117,7 @@ class Family:
         self.nodes.append(n)
         return len(self.nodes) - 1
 
-    def edge(self, u: int, v: int, functional: bool) -> None:
+    def edge(self, u: int, v: int, functional: bool, bijective: bool = False) -> None:
         """u feeds v: v's axes take u's axes through a random map (an axis may be contracted away).
         A functional edge allows one strategy of u per strategy of v (the operand spec v needs),
         as XLA's tables do for about half of the edges: then u follows v."""
@@ -135,6 +141,12 @@ class Family:
                     moved = a.size / ft * (0.05 if fs < ft else 1.0) + (a.size / fs if fs > ft else 0.0)
                     table.append(max(1, int(scale * moved * r.uniform(0.5, 1.5))))
         cols = len(b.specs)
+        if bijective:  # the same specs on both ends: only equal ones go together
+            table = [0 if s.split == t.split else FORBIDDEN for s in a.specs for t in b.specs]
+            self.edges.append((u, v))
+            self.tables.append(table)
+            self.functional.append(True)
+            return
         if functional:
             for j in range(cols):
                 allowed = [i for i in range(len(a.specs)) if table[i * cols + j] == 0] or \
@@ -153,8 +165,12 @@ class Family:
         self.tables.append(table)
         self.functional.append(False)
 
-    def leaf(self, weight: bool) -> int:
+    def leaf(self, weight: bool, like: int = -1) -> int:
         r = self.rng
+        if like >= 0:  # a broadcast or constant shaped like its consumer: the edge is a bijection
+            live = None if r.random() < 0.2 else 1
+            leaf = self.node(0, int(10 ** r.uniform(2.5, 6.5)), live, 0, like)
+            return leaf
         if weight:
             rank = r.choice([1, 2, 2, 3])
             if r.random() < 0.5:  # live from the step's start
@@ -169,13 +185,14 @@ class Family:
         self.step += live is not None and r.random() < 0.3
         return leaf
 
-    def operator(self, where: float) -> int:
-        """An operator `where` of the way through the graph: its tensor is larger inside the bulges."""
+    def operator(self, where: float, like: int = -1) -> int:
+        """An operator `where` of the way through the graph: its tensor is larger inside the bulges.
+        With `like`, an elementwise operator on that one: the same specs."""
         r = self.rng
         rank = r.choice([2, 2, 3, 3, 4])
-        compute = 10 ** r.uniform(0, 8) if r.random() < 0.6 else 0
+        compute = 10 ** r.uniform(0, 8) if r.random() < (0.3 if like >= 0 else 0.6) else 0
         bulge = 1 + sum(h * math.exp(-((where - c) / w) ** 2) for c, w, h in self.bulges)
-        return self.node(rank, int(bulge * 10 ** r.uniform(4, 7.5)), 1, compute)
+        return self.node(rank, int(bulge * 10 ** r.uniform(4, 7.5)), 1, compute, like)
 
     def build(self, target: int) -> None:
         r = self.rng
@@ -185,17 +202,23 @@ class Family:
         self.step += 1
         backbone = [self.operator(0.0)]
         while len(self.nodes) < target:
-            operands = [self.leaf(weight=r.random() < 0.14) for _ in range(r.choice([0, 1, 1, 2, 2, 3]))]
+            operands = [self.leaf(weight=r.random() < 0.14) for _ in range(r.choice([0, 1, 1, 2, 2]))]
             self.step += 1
-            op = self.operator(len(self.nodes) / target)
+            elementwise = r.random() < 0.55
+            op = self.operator(len(self.nodes) / target, backbone[-1] if elementwise else -1)
+            if r.random() < 0.5:
+                operands.append(self.leaf(False, like=op))
+                mirrored = operands[-1]
+            else:
+                mirrored = -1
             self.step += r.random() < 0.9
-            self.use(backbone[-1], op, 0.35)
+            self.use(backbone[-1], op, 0.15, bijective=elementwise)
             if len(backbone) > 8 and r.random() < 0.25:  # a residual from an older operator
                 self.use(backbone[-r.randint(2, 8)], op, 0.1)
             if len(backbone) > 8 and r.random() < 0.12:  # a tensor kept for long (a cache, a skip over stages)
                 self.use(backbone[-r.randint(2, max(2, int(0.4 * len(backbone))))], op, 0.1)
             for leaf in operands:
-                self.use(leaf, op, 0.75)
+                self.use(leaf, op, 0.15, bijective=leaf == mirrored)
             if r.random() < 0.6:
                 self.use(r.choice(hubs), op, 0.0)
             backbone.append(op)
@@ -203,9 +226,9 @@ class Family:
         for n in self.nodes:
             n.end = min(n.end, end)
 
-    def use(self, u: int, v: int, functional: float) -> None:
-        """u feeds v: an edge (functional with that probability), and u lives until v's step."""
-        self.edge(u, v, self.rng.random() < functional * self.functional_scale)
+    def use(self, u: int, v: int, functional: float, bijective: bool = False) -> None:
+        """u feeds v: an edge (functional with that probability, or bijective), and u lives until v's step."""
+        self.edge(u, v, self.rng.random() < functional * self.functional_scale, bijective)
         n = self.nodes[u]
         if n.end > n.start:
             n.end = max(n.end, self.nodes[v].start + 1)
@@ -224,10 +247,10 @@ class Family:
         return best
 
     def document(self, name: str, limit_factor: float) -> dict:
-        least = []
+        least = []  # ties by spec, so that a bijective edge's ends agree
         for n in self.nodes:
             allowed = [i for i in range(len(n.specs)) if n.costs[i] < FORBIDDEN]
-            least.append(min(allowed, key=lambda i: n.size // n.specs[i].factor(self.mesh)))
+            least.append(min(allowed, key=lambda i: (n.size // n.specs[i].factor(self.mesh), n.specs[i].split)))
         for (u, v), table, functional in zip(self.edges, self.tables, self.functional):
             cols = len(self.nodes[v].specs)  # the least-usage plan keeps every edge
             k = least[u] * cols + least[v]

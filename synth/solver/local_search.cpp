@@ -122,8 +122,11 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     double score;  // extra (priced) cost per byte freed at the slot
     int node;      // kernel node
     int strategy;  // its new strategy
+    int fixes;     // -1, or index into `compounds`: the neighbours that move with it
   };
   std::vector<Candidate> candidates;
+  std::vector<std::vector<std::pair<int, int>>> compounds;  // per compound candidate: (neighbour, strategy)
+  std::vector<std::pair<int, int>> fixes;
   std::vector<char> moved(nodes, 0);
   int moves = 0;
   while (moves < max_moves) {
@@ -132,17 +135,26 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     // Every move that frees memory at the slot, scored once; then the
     // cheapest per byte are made until the slot fits.
     candidates.clear();
+    compounds.clear();
     for (int u : covering(slot)) {
       const int64_t now_used = usage_at(u, x_[u], slot);
       const int64_t now_cost = local_cost(u, x_[u]);
       const double now_pen = penalty ? (*penalty)[u][x_[u]] : 0.0;
       for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
-        const int64_t freed = now_used - usage_at(u, s, slot);
+        int64_t freed = now_used - usage_at(u, s, slot);
         if (freed <= 0) continue;
         const int64_t c = local_cost(u, s);
-        if (c >= kForbidden) continue;
-        const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
-        candidates.push_back({extra / static_cast<double>(freed), u, s});
+        if (c < kForbidden) {
+          const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
+          candidates.push_back({extra / static_cast<double>(freed), u, s, -1});
+          continue;
+        }
+        // Forbidden against a neighbour: move the neighbours with it (priced costs of u only).
+        const int64_t delta = compound_move(u, s, slot, fixes, freed);
+        if (delta >= kForbidden || freed <= 0) continue;
+        const double extra = static_cast<double>(delta) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
+        candidates.push_back({extra / static_cast<double>(freed), u, s, static_cast<int>(compounds.size())});
+        compounds.push_back(fixes);
       }
     }
     if (candidates.empty()) return false;
@@ -151,13 +163,28 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     });
     std::fill(moved.begin(), moved.end(), 0);
     bool progress = false;
-    for (const auto& c : candidates) {
-      if (profile_.at(slot) <= *limit_ || moves >= max_moves) break;
-      if (moved[c.node]) continue;  // its score assumed the old neighbourhood
-      moved[c.node] = 1;
-      move(c.node, c.strategy, true);
-      ++moves;
-      progress = true;
+    // First the moves that push no other slot over the limit, then any:
+    // forcing first made the repair chase the excess from slot to slot.
+    // Compound moves (forced) come in the second pass only.
+    for (const bool force : {false, true}) {
+      for (const auto& c : candidates) {
+        if (profile_.at(slot) <= *limit_ || moves >= max_moves) break;
+        if (moved[c.node]) continue;  // its score assumed the old neighbourhood
+        if (c.fixes < 0) {
+          if (!move(c.node, c.strategy, force)) continue;
+          moved[c.node] = 1;
+          ++moves;
+          progress = true;
+          continue;
+        }
+        const auto& with = compounds[c.fixes];
+        if (!force || std::any_of(with.begin(), with.end(), [&](const auto& f) { return moved[f.first] != 0; })) continue;
+        move(c.node, c.strategy, true);
+        moved[c.node] = 1;
+        for (const auto& [w, t] : with) move(w, t, true), moved[w] = 1;
+        moves += 1 + static_cast<int>(with.size());
+        progress = true;
+      }
     }
     if (!progress) return false;
   }

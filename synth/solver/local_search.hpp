@@ -62,6 +62,15 @@ class LocalSearch {
   // Per node and strategy, the usage summed over its pieces that cover `slot`.
   int64_t usage_at(int u, int s, int slot) const;
 
+  // A compound move for the repair (repair_compound.cpp): u takes s, and
+  // each neighbour whose entry against s is forbidden takes its strategy
+  // allowed against s that uses least at `slot` (then costs least), when
+  // that keeps the neighbour's other edges allowed. Fills `fixes` with the
+  // neighbours' moves and returns the moves' cost change, or kForbidden
+  // when some neighbour has no such strategy. `freed` gets the bytes the
+  // moves free at `slot`.
+  int64_t compound_move(int u, int s, int slot, std::vector<std::pair<int, int>>& fixes, int64_t& freed) const;
+
  private:
   class Forest;  // forest_move's trees and their dynamic programming (forest_move.cpp)
 
