@@ -115,7 +115,8 @@ int64_t LocalSearch::usage_at(int u, int s, int slot) const {
   return sum;
 }
 
-bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int max_moves) {
+bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int max_moves,
+                         std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (!limit_) return true;
   const int nodes = static_cast<int>(kernel_.nodes.size());
   struct Candidate {
@@ -132,6 +133,7 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
   while (moves < max_moves) {
     const int slot = profile_.first_above(0, profile_.slots(), *limit_);
     if (slot < 0) return true;
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return false;
     // Every move that frees memory at the slot, scored once; then the
     // cheapest per byte are made until the slot fits.
     candidates.clear();

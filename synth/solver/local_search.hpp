@@ -6,7 +6,9 @@
 // Costs may be biased by a penalty per strategy (Lagrangian multipliers on
 // the usage rows, priced per strategy), which guides moves without changing
 // what the assignment costs.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -47,8 +49,10 @@ class LocalSearch {
 
   // Moves nodes live at slots over the limit to strategies that use less
   // there, cheapest first per byte freed (cost plus `penalty` when given),
-  // until every slot fits. Returns whether it got there.
-  bool repair(const std::vector<std::vector<double>>* penalty, int max_moves);
+  // until every slot fits. Returns whether it got there; gives up at
+  // `deadline` when one is given.
+  bool repair(const std::vector<std::vector<double>>* penalty, int max_moves,
+              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
   // Re-optimizes jointly the nodes of a random induced forest of the kernel
   // graph (dynamic programming over each tree), the other nodes fixed, on
