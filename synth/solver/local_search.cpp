@@ -143,20 +143,31 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
       const int64_t now_cost = local_cost(u, x_[u]);
       const double now_pen = penalty ? (*penalty)[u][x_[u]] : 0.0;
       for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
-        int64_t freed = now_used - usage_at(u, s, slot);
+        const int64_t freed = now_used - usage_at(u, s, slot);
         if (freed <= 0) continue;
         const int64_t c = local_cost(u, s);
-        if (c < kForbidden) {
-          const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
-          candidates.push_back({extra / static_cast<double>(freed), u, s, -1});
-          continue;
+        if (c >= kForbidden) continue;
+        const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
+        candidates.push_back({extra / static_cast<double>(freed), u, s, -1});
+      }
+    }
+    // Only where no single move frees memory here: the moves forbidden
+    // against a neighbour, made with the neighbours (compound_move; they
+    // cost a scan of the neighbours' strategies each, too much to price on
+    // every slot of problems with hundreds of strategies per node).
+    if (candidates.empty()) {
+      for (int u : covering(slot)) {
+        const int64_t now_used = usage_at(u, x_[u], slot);
+        const double now_pen = penalty ? (*penalty)[u][x_[u]] : 0.0;
+        for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
+          if (now_used - usage_at(u, s, slot) <= 0 || local_cost(u, s) < kForbidden) continue;
+          int64_t freed = 0;
+          const int64_t delta = compound_move(u, s, slot, fixes, freed);
+          if (delta >= kForbidden || freed <= 0) continue;
+          const double extra = static_cast<double>(delta) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
+          candidates.push_back({extra / static_cast<double>(freed), u, s, static_cast<int>(compounds.size())});
+          compounds.push_back(fixes);
         }
-        // Forbidden against a neighbour: move the neighbours with it (priced costs of u only).
-        const int64_t delta = compound_move(u, s, slot, fixes, freed);
-        if (delta >= kForbidden || freed <= 0) continue;
-        const double extra = static_cast<double>(delta) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
-        candidates.push_back({extra / static_cast<double>(freed), u, s, static_cast<int>(compounds.size())});
-        compounds.push_back(fixes);
       }
     }
     if (candidates.empty()) return false;
@@ -165,23 +176,18 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     });
     std::fill(moved.begin(), moved.end(), 0);
     bool progress = false;
-    // First the moves that push no other slot over the limit, then any:
-    // forcing first made the repair chase the excess from slot to slot.
-    // Compound moves (forced) come in the second pass only.
+    // First the moves that push no other slot over the limit, then any
+    // (forcing every move made the repair chase the excess from slot to
+    // slot until it ran out of moves); compound moves in the second pass.
+    const std::vector<std::pair<int, int>> none;
     for (const bool force : {false, true}) {
       for (const auto& c : candidates) {
         if (profile_.at(slot) <= *limit_ || moves >= max_moves) break;
         if (moved[c.node]) continue;  // its score assumed the old neighbourhood
-        if (c.fixes < 0) {
-          if (!move(c.node, c.strategy, force)) continue;
-          moved[c.node] = 1;
-          ++moves;
-          progress = true;
-          continue;
-        }
-        const auto& with = compounds[c.fixes];
-        if (!force || std::any_of(with.begin(), with.end(), [&](const auto& f) { return moved[f.first] != 0; })) continue;
-        move(c.node, c.strategy, true);
+        const auto& with = c.fixes < 0 ? none : compounds[c.fixes];
+        if (!with.empty() && !force) continue;
+        if (std::any_of(with.begin(), with.end(), [&](const auto& f) { return moved[f.first] != 0; })) continue;
+        if (!move(c.node, c.strategy, force)) continue;
         moved[c.node] = 1;
         for (const auto& [w, t] : with) move(w, t, true), moved[w] = 1;
         moves += 1 + static_cast<int>(with.size());
