@@ -247,7 +247,7 @@ class LagrangianSearch::Impl {
   bool have_incumbent_ = false;               // whether incumbent_ holds a feasible plan
   std::mt19937_64 rng_;                       // the search's one random stream
   NeighbourhoodPortfolio moves_;              // the moves after each proposal (neighbourhoods.cpp)
-  PolyakStep step_;                           // the multipliers' step rule
+  PolyakStep step_;                           // the multipliers' step rule (step_rule.hpp)
   std::vector<int> order_;
   std::vector<double> lambda_;                // per slot: multiplier of its usage row
   std::vector<std::vector<double>> penalty_;  // per kernel node and strategy: priced usage

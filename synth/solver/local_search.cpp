@@ -115,23 +115,29 @@ int64_t LocalSearch::usage_at(int u, int s, int slot) const {
   return sum;
 }
 
-bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int max_moves) {
+bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int max_moves,
+                         std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (!limit_) return true;
   const int nodes = static_cast<int>(kernel_.nodes.size());
   struct Candidate {
     double score;  // extra (priced) cost per byte freed at the slot
     int node;      // kernel node
     int strategy;  // its new strategy
+    int fixes;     // -1, or index into `compounds`: the neighbours that move with it
   };
   std::vector<Candidate> candidates;
+  std::vector<std::vector<std::pair<int, int>>> compounds;  // per compound candidate: (neighbour, strategy)
+  std::vector<std::pair<int, int>> fixes;
   std::vector<char> moved(nodes, 0);
   int moves = 0;
   while (moves < max_moves) {
     const int slot = profile_.first_above(0, profile_.slots(), *limit_);
     if (slot < 0) return true;
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return false;
     // Every move that frees memory at the slot, scored once; then the
     // cheapest per byte are made until the slot fits.
     candidates.clear();
+    compounds.clear();
     for (int u : covering(slot)) {
       const int64_t now_used = usage_at(u, x_[u], slot);
       const int64_t now_cost = local_cost(u, x_[u]);
@@ -142,7 +148,26 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
         const int64_t c = local_cost(u, s);
         if (c >= kForbidden) continue;
         const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
-        candidates.push_back({extra / static_cast<double>(freed), u, s});
+        candidates.push_back({extra / static_cast<double>(freed), u, s, -1});
+      }
+    }
+    // Only where no single move frees memory here: the moves forbidden
+    // against a neighbour, made with the neighbours (compound_move; they
+    // cost a scan of the neighbours' strategies each, too much to price on
+    // every slot of problems with hundreds of strategies per node).
+    if (candidates.empty()) {
+      for (int u : covering(slot)) {
+        const int64_t now_used = usage_at(u, x_[u], slot);
+        const double now_pen = penalty ? (*penalty)[u][x_[u]] : 0.0;
+        for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
+          if (now_used - usage_at(u, s, slot) <= 0 || local_cost(u, s) < kForbidden) continue;
+          int64_t freed = 0;
+          const int64_t delta = compound_move(u, s, slot, fixes, freed);
+          if (delta >= kForbidden || freed <= 0) continue;
+          const double extra = static_cast<double>(delta) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
+          candidates.push_back({extra / static_cast<double>(freed), u, s, static_cast<int>(compounds.size())});
+          compounds.push_back(fixes);
+        }
       }
     }
     if (candidates.empty()) return false;
@@ -151,13 +176,23 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     });
     std::fill(moved.begin(), moved.end(), 0);
     bool progress = false;
-    for (const auto& c : candidates) {
-      if (profile_.at(slot) <= *limit_ || moves >= max_moves) break;
-      if (moved[c.node]) continue;  // its score assumed the old neighbourhood
-      moved[c.node] = 1;
-      move(c.node, c.strategy, true);
-      ++moves;
-      progress = true;
+    // First the moves that push no other slot over the limit, then any
+    // (forcing every move made the repair chase the excess from slot to
+    // slot until it ran out of moves); compound moves in the second pass.
+    const std::vector<std::pair<int, int>> none;
+    for (const bool force : {false, true}) {
+      for (const auto& c : candidates) {
+        if (profile_.at(slot) <= *limit_ || moves >= max_moves) break;
+        if (moved[c.node]) continue;  // its score assumed the old neighbourhood
+        const auto& with = c.fixes < 0 ? none : compounds[c.fixes];
+        if (!with.empty() && !force) continue;
+        if (std::any_of(with.begin(), with.end(), [&](const auto& f) { return moved[f.first] != 0; })) continue;
+        if (!move(c.node, c.strategy, force)) continue;
+        moved[c.node] = 1;
+        for (const auto& [w, t] : with) move(w, t, true), moved[w] = 1;
+        moves += 1 + static_cast<int>(with.size());
+        progress = true;
+      }
     }
     if (!progress) return false;
   }

@@ -6,7 +6,9 @@
 // Costs may be biased by a penalty per strategy (Lagrangian multipliers on
 // the usage rows, priced per strategy), which guides moves without changing
 // what the assignment costs.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -47,8 +49,10 @@ class LocalSearch {
 
   // Moves nodes live at slots over the limit to strategies that use less
   // there, cheapest first per byte freed (cost plus `penalty` when given),
-  // until every slot fits. Returns whether it got there.
-  bool repair(const std::vector<std::vector<double>>* penalty, int max_moves);
+  // until every slot fits. Returns whether it got there; gives up at
+  // `deadline` when one is given.
+  bool repair(const std::vector<std::vector<double>>* penalty, int max_moves,
+              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
   // Re-optimizes jointly the nodes of a random induced forest of the kernel
   // graph (dynamic programming over each tree), the other nodes fixed, on
@@ -61,6 +65,15 @@ class LocalSearch {
 
   // Per node and strategy, the usage summed over its pieces that cover `slot`.
   int64_t usage_at(int u, int s, int slot) const;
+
+  // A compound move for the repair (repair_compound.cpp): u takes s, and
+  // each neighbour whose entry against s is forbidden takes its strategy
+  // allowed against s that uses least at `slot` (then costs least), when
+  // that keeps the neighbour's other edges allowed. Fills `fixes` with the
+  // neighbours' moves and returns the moves' cost change, or kForbidden
+  // when some neighbour has no such strategy. `freed` gets the bytes the
+  // moves free at `slot`.
+  int64_t compound_move(int u, int s, int slot, std::vector<std::pair<int, int>>& fixes, int64_t& freed) const;
 
  private:
   class Forest;  // forest_move's trees and their dynamic programming (forest_move.cpp)

@@ -8,7 +8,7 @@ NeighbourhoodOutcome repair_and_polish(NeighbourhoodContext& context, LocalSearc
   NeighbourhoodOutcome out;
   const int n = static_cast<int>(context.folded.kernel.nodes.size());
   out.work = n;  // the repair's scan of the live nodes
-  if (!search.feasible() && !search.repair(&context.penalty, 4 * n)) return out;
+  if (!search.feasible() && !search.repair(&context.penalty, 4 * n, context.deadline)) return out;
   std::shuffle(context.order.begin(), context.order.end(), context.rng);
   out.work += search.descend(context.order, nullptr, true) + n;
   out.improved = context.offer(search.assignment(), false);

@@ -46,4 +46,20 @@ class PolyakStep final : public StepRule {
   int rounds_ = 0;      // rounds since the factor last halved
 };
 
+// Polyak's step with the factor halved only when the dual value has not
+// risen above its best for `patience` rounds in a row (the rule PolyakStep
+// once meant to be), starting again at 1 below 1e-3. Same target as
+// PolyakStep.
+class StallingPolyakStep final : public StepRule {
+ public:
+  explicit StallingPolyakStep(int patience = 8) : patience_(patience) {}
+  bool update(const Subgradient& sub, const StepTargets& targets, std::vector<double>& lambda) override;
+
+ private:
+  int patience_;                   // rounds without a better dual value before the factor halves
+  double theta_ = 1.0;             // step factor
+  int stalled_ = 0;                // rounds since the dual value last rose above best_dual_
+  double best_dual_ = -1e300;      // the best dual value seen (kernel cost units)
+};
+
 }  // namespace shardsynth::synth

@@ -14,6 +14,7 @@
 #include "synth/solver/folding.hpp"
 #include "synth/solver/local_search.hpp"
 #include "synth/solver/region_cegis.hpp"
+#include "synth/solver/step_rule.hpp"
 #include "synth/solver/test_problems.hpp"
 #include "synth/solver/usage_profile.hpp"
 
@@ -335,6 +336,68 @@ TEST_CASE("anytime_search_StopsOnceAPlanIsGoodEnough") {
   }
   MESSAGE(stopped << " searches stalled and were run again with good_enough");
   CHECK(stopped >= 5);
+}
+
+// Two nodes that no folding merges (neither one's strategy fixes the
+// other's), where the only move that frees memory is forbidden against the
+// neighbour as it is: the repair must move both at once.
+TEST_CASE("LocalSearch_RepairMovesANodeWithTheNeighbourAForbiddenPairTiesToIt") {
+  constexpr int64_t F = kForbidden;
+  // Each strategy fits beside the other node's least usage (so folding keeps
+  // it), but u0 with w0 uses 10 > 8, and the freeing moves u0 -> u1 and
+  // w0 -> w1 are each forbidden against the other node as it is.
+  Problem p{"tied", {}, {}, 8};
+  p.nodes.push_back({"u", {0, 0, 100}, {6, 2, 6}, 0, 4});
+  p.nodes.push_back({"w", {0, 0, 100}, {4, 1, 4}, 0, 4});
+  // Allowed: (u0, w0), (u0, w2), (u1, w1), (u1, w2), (u2, w0), (u2, w1).
+  p.edges.push_back({0, 1, {0, F, 0, F, 0, 0, 0, 0, F}});
+  const FoldedProblem f = fold_problem(p);
+  REQUIRE(f.kernel.nodes.size() == 2);
+  LocalSearch ls(f);
+  Assignment start(2, 0);  // u0, w0 (the kernel may renumber strategies)
+  for (int s = 0; s < f.kernel.nodes[f.root[0]].size(); ++s) {
+    if (f.strategy_of[0][s] == 0) start[f.root[0]] = s;
+  }
+  for (int s = 0; s < f.kernel.nodes[f.root[1]].size(); ++s) {
+    if (f.strategy_of[1][s] == 0) start[f.root[1]] = s;
+  }
+  ls.set(start);
+  REQUIRE(!ls.feasible());
+  REQUIRE(ls.cost() < kForbidden);
+  CHECK(ls.repair(nullptr, 100));
+  CHECK(ls.feasible());
+  CHECK(ls.cost() < kForbidden);
+  CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
+  const Assignment x = unfold(f, ls.assignment());
+  CHECK(x == Assignment{1, 1});
+}
+
+// Polyak's step with lambda = 0, g = 1, norm 1, bound 0, best 100: the move
+// is the factor times 100, so the factor shows in lambda's increments.
+std::vector<double> increments(StepRule& rule, const std::vector<double>& duals) {
+  std::vector<double> lambda{0.0}, out;
+  for (double dual : duals) {
+    const double before = lambda[0];
+    Subgradient sub{{1.0}, 1.0, dual};
+    rule.update(sub, {0, 100}, lambda);
+    out.push_back(lambda[0] - before);
+  }
+  return out;
+}
+
+TEST_CASE("StallingPolyakStep_HalvesOnlyWhenTheDualStalls") {
+  std::vector<double> rising(20), flat(20, 5.0);
+  for (int k = 0; k < 20; ++k) rising[k] = 1.0 + k;
+  StallingPolyakStep on_rising(8);
+  for (double d : increments(on_rising, rising)) CHECK(d == doctest::Approx(100.0));
+  StallingPolyakStep on_flat(8);
+  const std::vector<double> flat_steps = increments(on_flat, flat);
+  CHECK(flat_steps[0] == doctest::Approx(100.0));  // the first dual value is a new best
+  CHECK(flat_steps[8] == doctest::Approx(50.0));   // eight rounds without a better one
+  CHECK(flat_steps[16] == doctest::Approx(25.0));
+  // PolyakStep, as measured before: the factor halves every 8 rounds whatever the dual does.
+  PolyakStep cyclic;
+  CHECK(increments(cyclic, rising)[7] == doctest::Approx(50.0));
 }
 
 }  // namespace shardsynth::synth
