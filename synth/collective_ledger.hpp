@@ -1,0 +1,38 @@
+#pragma once
+// The collectives a plan prices, one by one: what a run that executes the
+// plan as priced sends (the Python binding's `collectives`; the DTensor
+// check holds PyTorch's CommDebugMode to it). The list is read off the
+// pricing itself: the chosen strategies' edge, op, storage and tied-parameter
+// moves (costs::edge_moves, op_moves, storage_moves, tied_param_moves, the
+// lists whose sums are their costs), with the same arguments lowering prices
+// them with, each expanded into costs::plan_resharding's steps. So nothing
+// here restates which moves a plan makes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costs/collective.hpp"
+#include "costs/cost_model.hpp"
+#include "costs/op_cost.hpp"
+#include "synth/lowered.hpp"
+
+namespace shardsynth::synth {
+
+struct PricedCollective {
+  costs::Collective step;    // kind and mesh axis (slices are left out: they send nothing)
+  costs::Phase phase = costs::Phase::forward;  // when it runs (an inference plan: forward only)
+  int64_t bytes = 0;         // bytes one device sends: costs::ring_bytes_sent on the spec before the step
+  int64_t elements = 0;      // elements of the local buffer the collective starts from (one device)
+  std::string tensor;        // what moves: a node's output (`node`), a parameter or its gradient (`node.param`)
+};
+
+// Every collective of one step of assignment `a` of `lowered` (one forward
+// pass for an inference plan; forward, backward and optimizer for a
+// training plan), in the order: operand edges, ops, tied uses, stored
+// parameters.
+std::vector<PricedCollective> plan_collectives(const Lowered& lowered, const Assignment& a);
+
+// "forward", "backward", "optimizer".
+std::string phase_name(costs::Phase phase);
+
+}  // namespace shardsynth::synth
