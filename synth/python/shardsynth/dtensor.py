@@ -114,11 +114,25 @@ def parallelize(model: nn.Module, plan: Union[dict, str], device_mesh: Any, grap
         new = nn.Parameter(distribute_tensor(old.detach(), device_mesh, placement), requires_grad=old.requires_grad)
         module.register_parameter(name, new)
     _retie(model)
+    if getattr(model, "shardsynth_program", None) is not None and graph == getattr(model, "shardsynth_graph", None):
+        _run_as_planned(model, schedule, graph, device_mesh)
+        return model
     _gather_for_use(model, specs, device_mesh)
     for path, spec in outputs.items():
         model.get_submodule(path).register_forward_hook(_redistribute_output(spec, device_mesh))
     _wrap_forward(model, inputs, device_mesh)
     return model
+
+
+def _run_as_planned(model: nn.Module, schedule: dict, graph: dict, mesh: Any) -> None:
+    """forward: the traced program run op by op under the plan (plan_run.py)."""
+    from torch.distributed.tensor import DTensor
+    from .plan_run import PlanRun
+
+    run = PlanRun(model, schedule, graph, mesh)
+    model.shardsynth_run = run
+    DTensor._op_dispatcher._allow_implicit_replication = True  # the folded values (masks, rotary tables) join replicated
+    model.forward = run
 
 
 def _gather_for_use(model: nn.Module, specs: dict, mesh: Any) -> None:
