@@ -94,7 +94,7 @@ def run_case(name: str, mesh_text: str, graph: dict, schedule: dict, priced: lis
     from torch.distributed.device_mesh import init_device_mesh
 
     import shardsynth
-    from shardsynth.comm_count import CollectiveCounter, predicted_by_kind
+    from shardsynth.comm_count import CollectiveCounter, bias_in_partial_sum, predicted_by_kind
 
     ref = build(name).eval()
     model = copy.deepcopy(ref)
@@ -124,11 +124,16 @@ def run_case(name: str, mesh_text: str, graph: dict, schedule: dict, priced: lis
         ref_loss.backward()
         ref_opt.step()
         if step == 0:
-            table = {phase: (predicted_by_kind(priced, phase), counters[phase].by_kind()) for phase in PHASES}
+            unsent = bias_in_partial_sum(priced, graph, schedule)
+            sent = [r for r in priced if r not in unsent]
+            table = {phase: (predicted_by_kind(priced, phase), predicted_by_kind(sent, phase),
+                             counters[phase].by_kind()) for phase in PHASES}
             table["other"] = sorted(set(sum((c.other for c in counters.values()), [])))
             table["unplanned_moves"] = list(getattr(model, "shardsynth_run").unplanned_moves)
         if abs(loss.item() - ref_loss.item()) > LOSS_RTOL * abs(ref_loss.item()):
             return f"step {step} loss {loss.item()} against {ref_loss.item()}", table
+        if step == 0 and any(table[p][1] != table[p][2] for p in PHASES):
+            return "the collectives counted differ from the plan's", table
     whole = dict(ref.named_parameters())
     for pname, p in model.named_parameters():
         err = float((p.full_tensor().detach() - whole[pname].detach()).abs().max())
@@ -153,8 +158,9 @@ def rank_main(rank: int, world: int, port: int, package_dir: str, cases: list) -
             print(f"{name} mesh {mesh} plan {kind}: {'ok' if not problem else 'FAILED: ' + problem}", flush=True)
             for phase in PHASES:
                 if phase in counts:
-                    want, got = counts[phase]
-                    print(f"  {phase:9s} predicted {counted_text(want)}; counted {counted_text(got)}"
+                    priced_all, want, got = counts[phase]
+                    unsent = "" if priced_all == want else f" (priced {counted_text(priced_all)}, less the biases)"
+                    print(f"  {phase:9s} predicted {counted_text(want)}{unsent}; counted {counted_text(got)}"
                           f"{'' if want == got else '  MISMATCH'}", flush=True)
             if counts.get("other") or counts.get("unplanned_moves"):
                 print(f"  other collectives {counts.get('other')}; unplanned moves {counts.get('unplanned_moves')}", flush=True)

@@ -130,3 +130,16 @@ def predicted_by_kind(rows: list, phase: str) -> dict:
             out[row["kind"]][0] += 1
             out[row["kind"]][1] += row["bytes"]
     return {k: tuple(v) for k, v in sorted(out.items())}
+
+
+def bias_in_partial_sum(rows: list, graph: dict, schedule: dict) -> list:
+    """The priced rows no DTensor run sends: the gradient sync of a 1-D parameter (a bias)
+    of an op whose output is a pending partial sum (a row-parallel layer). The cost model
+    prices that gradient as partial over the contracted axes (the bias joins one summand,
+    as shard-run adds it on one rank), so an all-reduce; DTensor adds the replicated bias to
+    the partial sum as its own Replicate -> Partial split, whose gradient is the output's
+    resolved, replicated gradient: nothing is sent."""
+    partial = {e["tensor"] for e in schedule.get("specs", []) if "+P" in e["spec"]}
+    biases = {f"{n['name']}.{p['name']}" for n in graph["nodes"] if n["name"] in partial
+              for p in n.get("params", []) if len(p["shape"]) == 1}
+    return [r for r in rows if r["phase"] == "backward" and r["tensor"] in biases]

@@ -25,6 +25,7 @@ differs from the plan's), so a count that differs says where.
 from __future__ import annotations
 
 import contextlib
+import operator
 
 from typing import Any, Iterator
 
@@ -35,6 +36,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from .plan import PlanError, Spec, parse_spec, placements, spec_table
 
+_SPLITS = (torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default)
 _OUTPUT_GATHER = [False]  # set while the outputs are gathered whole (not plan bytes)
 
 
@@ -131,11 +133,16 @@ class PlanRun:
         for n in graph["nodes"]:
             for p in n.get("params", []):
                 name = f"{n['name']}.{p['name']}"
-                if p.get("tied_to") or name + ":state" not in self.specs:
-                    continue
-                param = model.get_parameter(name)
-                stored = self.specs.get(name + ":stored", self.specs[name])
-                plan_optimizer(param, mesh, self.place(self.specs[name + ":state"], param), self.place(stored, param))
+                if not p.get("tied_to"):
+                    self.optimizer_moves(name, model.get_parameter(name))
+
+    def optimizer_moves(self, name: str, param: Any) -> None:
+        """Registers a parameter whose optimizer state lives in another spec than the parameter."""
+        stored = self.specs.get(name + ":stored", self.specs[name])
+        grad = self.specs.get(name + ":grad", stored)
+        state = self.specs.get(name + ":state", grad)
+        if state != stored:
+            plan_optimizer(param, self.mesh, self.place(state, param), self.place(stored, param))
 
     # --- specs ----------------------------------------------------------------
     def place(self, spec: Spec, value: Any) -> list:
@@ -165,7 +172,8 @@ class PlanRun:
         """A whole tensor every rank holds, as a DTensor in `spec` (a slice: nothing is sent)."""
         from torch.distributed.tensor import DTensor, Replicate
 
-        whole = DTensor.from_local(value, self.mesh, [Replicate()] * self.mesh.ndim, run_check=False)
+        whole = value if isinstance(value, DTensor) else \
+            DTensor.from_local(value, self.mesh, [Replicate()] * self.mesh.ndim, run_check=False)
         return whole.redistribute(self.mesh, self.place(spec, value))
 
     def produced(self, name: str, value: Any) -> Any:
@@ -258,6 +266,10 @@ class PlanRun:
 
     def call(self, node: torch.fx.Node, env: dict) -> Any:
         graph_node = self.names.get(node.name)
+        if self.is_graph_split(node):
+            return None  # its parts are taken by the graph's split nodes (split_part)
+        if graph_node is not None and node.target is operator.getitem and self.nodes[graph_node]["kind"] == "split":
+            return self.split_part(node, graph_node, env)
         moved = []
 
         def value(i: torch.fx.Node) -> Any:
@@ -284,6 +296,30 @@ class PlanRun:
         args = torch.fx.node.map_arg(node.args, value)
         kwargs = torch.fx.node.map_arg(node.kwargs, value)
         return node.target(*args, **kwargs)
+
+    def is_graph_split(self, node: torch.fx.Node) -> bool:
+        """An aten.split whose parts are all graph split nodes (read through getitem)."""
+        return (node.name not in self.names and node.target in _SPLITS and bool(node.users)
+                and all(u.target is operator.getitem and u.name in self.names for u in node.users))
+
+    def split_part(self, node: torch.fx.Node, graph_node: str, env: dict) -> Any:
+        """One part of an equal split of the last dim, from the operand in the plan's spec. A dim
+        sharded in blocks (GPT-2's fused q|k|v, a _StridedShard) holds its part of every block
+        locally, so the part is cut from the local shard, as the op's rule says (DTensor would
+        gather the dim first)."""
+        from torch.distributed.tensor import DTensor
+        from torch.distributed.tensor.placement_types import _StridedShard
+
+        split, index = node.args
+        x = split.args[0]
+        value = self.operand(self.names[x.name], graph_node, env[x])
+        sections = self.nodes[graph_node]["attrs"]["sections"][0]
+        if not any(isinstance(p, _StridedShard) for p in value.placements):
+            return split.target(value, *split.args[1:], **split.kwargs)[index]
+        part = value.to_local().chunk(sections, dim=-1)[index]
+        shape = node.meta["val"].shape
+        return DTensor.from_local(part, self.mesh, self.place(self.result_spec(graph_node), part), run_check=False,
+                                  shape=shape, stride=torch.empty(shape, device="meta").stride())
 
     def moves(self, fqn: str, consumer: str) -> bool:
         param = self.params[fqn]
