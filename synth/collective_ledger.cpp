@@ -13,8 +13,14 @@ using costs::Phase;
 
 // Appends `moves` expanded into their communicating steps, under `tensor`;
 // `phase` overrides each move's own (a recomputation's moves run in the backward).
-void add_steps(std::vector<PricedCollective>& out, const std::vector<Move>& moves, const std::string& tensor,
-               const ir::Mesh& mesh, const Phase* phase = nullptr) {
+struct Sink {
+  std::vector<PricedCollective>& out;  // where the rows go
+  const costs::CostModel& model;       // prices each step
+  const ir::Mesh& mesh;                // the plan's mesh
+};
+
+void add_steps(Sink& sink, const std::vector<Move>& moves, const std::string& tensor, const Phase* phase = nullptr) {
+  const ir::Mesh& mesh = sink.mesh;
   for (const Move& m : moves) {
     const auto steps = costs::plan_resharding(m.from, m.to, mesh);
     if (!steps) continue;  // unreachable: the plan could not have been priced
@@ -22,7 +28,8 @@ void add_steps(std::vector<PricedCollective>& out, const std::vector<Move>& move
     for (const costs::Collective& step : *steps) {
       if (step.kind != costs::CollectiveKind::slice && mesh.shape.at(step.mesh_axis) > 1) {
         const int64_t elements = ir::num_elements(ir::local_shape(m.type.shape, current, mesh));
-        out.push_back({step, phase ? *phase : m.phase, costs::ring_bytes_sent(step, m.type, current, mesh), elements, tensor});
+        sink.out.push_back({step, phase ? *phase : m.phase, costs::ring_bytes_sent(step, m.type, current, mesh), elements,
+                            sink.model.collective_cost(step, m.type, current, mesh), tensor});
       }
       current = costs::apply(step, current);
     }
@@ -32,7 +39,7 @@ void add_steps(std::vector<PricedCollective>& out, const std::vector<Move>& move
 const StrategyInfo& chosen(const Lowered& l, const Assignment& a, int n) { return l.nodes[n].strategies[a[n]]; }
 
 // Every operand edge, as lowering's operand_edge prices it.
-void edges(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& out) {
+void edges(const Lowered& l, const Assignment& a, Sink& out) {
   const costs::Mode mode = l.options.mode;
   const Phase again = Phase::backward;
   for (const EdgeLabel& e : l.edges) {
@@ -42,15 +49,15 @@ void edges(const Lowered& l, const Assignment& a, std::vector<PricedCollective>&
                             producer.type.dtype != ir::DType::int64;
     const costs::OperandUse use{producer.type, target.operands[e.operand], target.grad_partial[e.operand]};
     const ir::Spec& from = output_spec(l, a, e.producer);
-    add_steps(out, costs::edge_moves(mode, from, use, needs_grad), producer.name, l.mesh);
+    add_steps(out, costs::edge_moves(mode, from, use, needs_grad), producer.name);
     if (mode == costs::Mode::training && target.recompute) {
-      add_steps(out, costs::edge_moves(costs::Mode::inference, from, use, false), producer.name, l.mesh, &again);
+      add_steps(out, costs::edge_moves(costs::Mode::inference, from, use, false), producer.name, &again);
     }
   }
 }
 
 // Every deciding op's own moves (resolution, tied gradient syncs), as op_strategies prices them.
-void ops(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& out) {
+void ops(const Lowered& l, const Assignment& a, Sink& out) {
   const costs::Mode mode = l.options.mode;
   const Phase again = Phase::backward;
   for (ir::Vertex v : l.order) {
@@ -64,15 +71,15 @@ void ops(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& o
       if (mode == costs::Mode::training && node.params[p].tied_to.empty()) continue;
       params.push_back({node.params[p].type, s.operands[first_param + p], s.grad_partial[first_param + p]});
     }
-    add_steps(out, costs::op_moves(mode, node.type, s.result, s.output, params), node.name, l.mesh);
+    add_steps(out, costs::op_moves(mode, node.type, s.result, s.output, params), node.name);
     if (mode == costs::Mode::training && s.recompute) {
-      add_steps(out, costs::op_moves(costs::Mode::inference, node.type, s.result, s.output, {}), node.name, l.mesh, &again);
+      add_steps(out, costs::op_moves(costs::Mode::inference, node.type, s.result, s.output, {}), node.name, &again);
     }
   }
 }
 
 // Every tied use, as add_tied_edges prices it.
-void tied(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& out) {
+void tied(const Lowered& l, const Assignment& a, Sink& out) {
   for (const TiedEdgeLabel& t : l.tied) {
     const auto held = storage_choice(l, a, t.stored, t.stored_param);
     if (!held) continue;
@@ -82,14 +89,14 @@ void tied(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& 
     const ir::Spec& use = param_spec(l, t.use, t.use_param, static_cast<std::size_t>(a[l.owner[t.use]]));
     const std::string name = node.name + "." + node.params[t.use_param].name;
     const ir::TensorType grad{type.shape, costs::reduce_dtype(l.options.precision, type.dtype)};
-    add_steps(out, {{grad, storage.stored, storage.grad, Phase::backward}}, name, l.mesh);
-    add_steps(out, costs::tied_param_moves(l.options.mode, type, storage.stored, use, l.options.precision), name, l.mesh);
-    if (chosen(l, a, l.owner[t.use]).recompute) add_steps(out, {{type, storage.stored, use, Phase::backward}}, name, l.mesh);
+    add_steps(out, {{grad, storage.stored, storage.grad, Phase::backward}}, name);
+    add_steps(out, costs::tied_param_moves(l.options.mode, type, storage.stored, use, l.options.precision), name);
+    if (chosen(l, a, l.owner[t.use]).recompute) add_steps(out, {{type, storage.stored, use, Phase::backward}}, name);
   }
 }
 
 // Every stored parameter, as add_storage_edges prices it.
-void stored(const Lowered& l, const Assignment& a, std::vector<PricedCollective>& out) {
+void stored(const Lowered& l, const Assignment& a, Sink& out) {
   for (const StorageEdgeLabel& e : l.stored) {
     const ir::Node& node = l.graph.node(e.vertex);
     const auto choice = storage_choice(l, a, e.vertex, e.param);
@@ -99,19 +106,20 @@ void stored(const Lowered& l, const Assignment& a, std::vector<PricedCollective>
     const ir::TensorType& type = node.params[e.param].type;
     const costs::OperandUse use{type, s.operands[operand], s.grad_partial[operand]};
     const std::string name = node.name + "." + node.params[e.param].name;
-    add_steps(out, costs::storage_moves(choice->storage, use, l.options.precision), name, l.mesh);
-    if (s.recompute) add_steps(out, {{type, choice->storage.stored, use.spec, Phase::backward}}, name, l.mesh);
+    add_steps(out, costs::storage_moves(choice->storage, use, l.options.precision), name);
+    if (s.recompute) add_steps(out, {{type, choice->storage.stored, use.spec, Phase::backward}}, name);
   }
 }
 
 }  // namespace
 
-std::vector<PricedCollective> plan_collectives(const Lowered& lowered, const Assignment& a) {
+std::vector<PricedCollective> plan_collectives(const Lowered& lowered, const Assignment& a, const costs::CostModel& model) {
   std::vector<PricedCollective> out;
-  edges(lowered, a, out);
-  ops(lowered, a, out);
-  tied(lowered, a, out);
-  stored(lowered, a, out);
+  Sink sink{out, model, lowered.mesh};
+  edges(lowered, a, sink);
+  ops(lowered, a, sink);
+  tied(lowered, a, sink);
+  stored(lowered, a, sink);
   return out;
 }
 

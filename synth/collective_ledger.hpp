@@ -23,14 +23,16 @@ struct PricedCollective {
   costs::Phase phase = costs::Phase::forward;  // when it runs (an inference plan: forward only)
   int64_t bytes = 0;         // bytes one device sends: costs::ring_bytes_sent on the spec before the step
   int64_t elements = 0;      // elements of the local buffer the collective starts from (one device)
+  int64_t cost = 0;          // its price in the cost model's unit (CostModel::collective_cost)
   std::string tensor;        // what moves: a node's output (`node`), a parameter or its gradient (`node.param`)
 };
 
 // Every collective of one step of assignment `a` of `lowered` (one forward
 // pass for an inference plan; forward, backward and optimizer for a
 // training plan), in the order: operand edges, ops, tied uses, stored
-// parameters.
-std::vector<PricedCollective> plan_collectives(const Lowered& lowered, const Assignment& a);
+// parameters, each priced by `model` (the model that lowered the plan: the
+// prices sum to the plan's cost less its compute).
+std::vector<PricedCollective> plan_collectives(const Lowered& lowered, const Assignment& a, const costs::CostModel& model);
 
 // "forward", "backward", "optimizer".
 std::string phase_name(costs::Phase phase);

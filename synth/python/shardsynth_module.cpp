@@ -106,6 +106,7 @@ py::list ledger_to_python(const std::vector<synth::PricedCollective>& rows) {
     d["axis"] = row.step.mesh_axis;
     d["bytes"] = row.bytes;
     d["elements"] = row.elements;
+    d["cost"] = row.cost;
     d["tensor"] = row.tensor;
     out.append(d);
   }
@@ -130,7 +131,7 @@ py::dict collectives(const py::object& graph_json, const py::object& schedule_js
       result = synth::evaluate_schedule(graph, mesh, *model, options, schedule);
     }
     py::dict out;
-    out["collectives"] = ledger_to_python(synth::plan_collectives(result.lowered, result.search.best));
+    out["collectives"] = ledger_to_python(synth::plan_collectives(result.lowered, result.search.best, *model));
     out["cost"] = result.search.best_cost;
     out["mode"] = schedule.mode;
     return out;
@@ -178,7 +179,7 @@ PYBIND11_MODULE(_native, m) {
         "The collectives a schedule (dict or JSON text, for this graph) prices, on its own mesh and in its own mode,\n"
         "read off the pricing (synth/collective_ledger.hpp). Returns a dict: collectives, one step's list of {kind,\n"
         "axis, phase (forward, backward, optimizer), bytes (one device sends, ring volumes), elements (its local\n"
-        "buffer), tensor}; cost (the schedule's, re-scored) and mode.\n"
+        "buffer), cost (its price), tensor}; cost (the schedule's, re-scored) and mode.\n"
         "Bad input raises ValueError.");
   m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(),
         "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).");

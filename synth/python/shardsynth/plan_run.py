@@ -295,6 +295,8 @@ class PlanRun:
             return self.checkpointed(node, env, value)
         args = torch.fx.node.map_arg(node.args, value)
         kwargs = torch.fx.node.map_arg(node.kwargs, value)
+        if node.target is torch.ops.aten.linear.default and _batch_dims_sharded(args[0]) > 1:
+            return _local_linear(*args, **kwargs)
         return node.target(*args, **kwargs)
 
     def is_graph_split(self, node: torch.fx.Node) -> bool:
@@ -314,7 +316,8 @@ class PlanRun:
         x = split.args[0]
         value = self.operand(self.names[x.name], graph_node, env[x])
         sections = self.nodes[graph_node]["attrs"]["sections"][0]
-        if not any(isinstance(p, _StridedShard) for p in value.placements):
+        last = [p for p in value.placements if p.is_shard() and p.dim == value.dim() - 1]
+        if not (len(last) == 1 and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
             return split.target(value, *split.args[1:], **split.kwargs)[index]
         part = value.to_local().chunk(sections, dim=-1)[index]
         shape = node.meta["val"].shape
@@ -427,6 +430,40 @@ def _plain_partial(value: Any) -> Any:
     places = [Partial() if isinstance(p, _MaskPartial) else p for p in value.placements]
     return DTensor.from_local(local, value.device_mesh, places, run_check=False, shape=value.shape,
                               stride=value.stride())
+
+
+def _batch_dims_sharded(x: Any) -> int:
+    """How many mesh axes shard x's leading dims (those a linear flattens)."""
+    from torch.distributed.tensor import Shard
+
+    if not hasattr(x, "placements"):
+        return 0
+    return sum(1 for p in x.placements if isinstance(p, Shard) and p.dim < x.dim() - 1)
+
+
+def _local_linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """aten.linear on the local shards (local_map), for an input whose flattened dims are
+    sharded over several mesh axes: DTensor's own linear flattens them into a strided shard
+    it then cannot unflatten. Each mesh axis: the input's batch shard stays, the weight's row shard
+    shards the output's features, a shared contraction shard leaves a partial sum."""
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor.experimental import local_map
+
+    out = []
+    for px, pw in zip(x.placements, weight.placements):
+        if isinstance(px, Shard) and px.dim == x.dim() - 1 and isinstance(pw, Shard) and pw.dim == 1:
+            out.append(Partial())
+        elif isinstance(pw, Shard) and pw.dim == 0:
+            out.append(Shard(x.dim() - 1))
+        elif isinstance(px, Shard) and px.dim < x.dim() - 1:
+            out.append(px)
+        else:
+            out.append(Replicate())
+    if bias is not None and any(p.is_partial() for p in out):
+        return torch.ops.aten.linear.default(x, weight, bias)
+    inputs = (x.placements, weight.placements) + ((bias.placements,) if bias is not None else ())
+    run = local_map(torch.nn.functional.linear, out_placements=out, in_placements=inputs)
+    return run(x, weight, bias) if bias is not None else run(x, weight)
 
 
 def _no_partial(spec: Spec) -> Spec:
