@@ -127,6 +127,7 @@ class PlanRun:
             else:
                 self.post.setdefault(d["node"], []).append((src, dst))
         self.aliases = _aliases(model)
+        self.record: Any = None          # a dict: every fx node's value by name (for reading a difference)
         self.unplanned_moves: list = []  # (what, from placements, to placements) of moves the plan does not make
         self.tied = {f"{n['name']}.{p['name']}": p["tied_to"] for n in graph["nodes"] for p in n.get("params", [])
                      if p.get("tied_to")}
@@ -244,6 +245,8 @@ class PlanRun:
                     env[node] = None  # export's check of an input's dtype: nothing to run on DTensors
                     continue
                 env[node] = self.call(node, env)
+                if self.record is not None:
+                    self.record[node.name] = env[node]
             elif node.op == "output":
                 outputs = node.args[0]
         flat = self.leave(list(torch.fx.node.map_arg(outputs, lambda n: self.final(n, env))))
@@ -462,7 +465,14 @@ def _local_linear(x: Any, weight: Any, bias: Any = None) -> Any:
     if bias is not None and any(p.is_partial() for p in out):
         return torch.ops.aten.linear.default(x, weight, bias)
     inputs = (x.placements, weight.placements) + ((bias.placements,) if bias is not None else ())
-    run = local_map(torch.nn.functional.linear, out_placements=out, in_placements=inputs)
+    # The local gradients: x's is partial where the weight's rows are sharded; the weight's
+    # and the bias's are partial where x's flattened (contracted) dims are sharded.
+    batch = [isinstance(px, Shard) and px.dim < x.dim() - 1 for px in x.placements]
+    grad_x = [Partial() if isinstance(pw, Shard) and pw.dim == 0 else px for px, pw in zip(x.placements, weight.placements)]
+    grad_w = [Partial() if b else pw for b, pw in zip(batch, weight.placements)]
+    grads = (grad_x, grad_w) + (([Partial() if b else pb for b, pb in zip(batch, bias.placements)],)
+                                if bias is not None else ())
+    run = local_map(torch.nn.functional.linear, out_placements=out, in_placements=inputs, in_grad_placements=grads)
     return run(x, weight, bias) if bias is not None else run(x, weight)
 
 
