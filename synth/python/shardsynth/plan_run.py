@@ -91,7 +91,9 @@ class _Edge(torch.autograd.Function):
     def forward(ctx: Any, value: Any, mesh: Any, want: list, back: list) -> Any:
         ctx.mesh, ctx.back = mesh, back
         with torch.no_grad():
-            return value.redistribute(mesh, want) if not _same(value.placements, want) else value.view_as(value)
+            if _same(value.placements, want):
+                return value.view_as(value)
+            return _to_strided(value, mesh, want) if _strided_axis(want) is not None else value.redistribute(mesh, want)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> Any:
@@ -433,6 +435,32 @@ def _plain_partial(value: Any) -> Any:
     places = [Partial() if isinstance(p, _MaskPartial) else p for p in value.placements]
     return DTensor.from_local(local, value.device_mesh, places, run_check=False, shape=value.shape,
                               stride=value.stride())
+
+
+def _strided_axis(want: list) -> Any:
+    """The one mesh axis whose placement in `want` is a _StridedShard (a dim sharded in blocks)."""
+    from torch.distributed.tensor.placement_types import _StridedShard
+
+    axes = [a for a, p in enumerate(want) if isinstance(p, _StridedShard)]
+    return axes[0] if len(axes) == 1 else None
+
+
+def _to_strided(value: Any, mesh: Any, want: list) -> Any:
+    """value -> `want`, whose one _StridedShard axis takes its part of every block locally: the
+    other axes first (DTensor), that axis' dim left whole, then this rank's part of each block
+    cut from it (DTensor's own move into a strided shard next to another axis misplaces it)."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    axis = _strided_axis(want)
+    strided = want[axis]
+    first = list(want)
+    first[axis] = Replicate()
+    whole = value.redistribute(mesh, first) if not _same(value.placements, first) else value
+    local = whole.to_local()
+    n, me = mesh.size(axis), mesh.get_local_rank(axis)
+    blocks = local.chunk(strided.split_factor, dim=strided.dim)
+    local = torch.cat([b.chunk(n, dim=strided.dim)[me] for b in blocks], dim=strided.dim)
+    return DTensor.from_local(local, mesh, want, run_check=False, shape=value.shape, stride=value.stride())
 
 
 def _batch_dims_sharded(x: Any) -> int:
