@@ -321,7 +321,8 @@ class PlanRun:
         x = split.args[0]
         value = self.operand(self.names[x.name], graph_node, env[x])
         sections = self.nodes[graph_node]["attrs"]["sections"][0]
-        last = [p for p in value.placements if p.is_shard() and p.dim == value.dim() - 1]
+        last = [p for p in value.placements
+                if (p.is_shard() or isinstance(p, _StridedShard)) and p.dim == value.dim() - 1]
         if not (len(last) == 1 and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
             return split.target(value, *split.args[1:], **split.kwargs)[index]
         part = value.to_local().chunk(sections, dim=-1)[index]
