@@ -311,9 +311,9 @@ class PlanRun:
 
     def split_part(self, node: torch.fx.Node, graph_node: str, env: dict) -> Any:
         """One part of an equal split of the last dim, from the operand in the plan's spec. A dim
-        sharded in blocks (GPT-2's fused q|k|v, a _StridedShard) holds its part of every block
-        locally, so the part is cut from the local shard, as the op's rule says (DTensor would
-        gather the dim first)."""
+        sharded in blocks (GPT-2's fused q|k|v, a _StridedShard), the operand's only sharding,
+        holds its part of every block locally, so the part is cut from the local shard, as the
+        op's rule says (DTensor would gather the dim first). Otherwise DTensor splits it."""
         from torch.distributed.tensor import DTensor
         from torch.distributed.tensor.placement_types import _StridedShard
 
@@ -323,7 +323,8 @@ class PlanRun:
         sections = self.nodes[graph_node]["attrs"]["sections"][0]
         last = [p for p in value.placements
                 if (p.is_shard() or isinstance(p, _StridedShard)) and p.dim == value.dim() - 1]
-        if not (len(last) == 1 and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
+        alone = all(p is last[0] or p.is_replicate() for p in value.placements) if len(last) == 1 else False
+        if not (alone and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
             return split.target(value, *split.args[1:], **split.kwargs)[index]
         part = value.to_local().chunk(sections, dim=-1)[index]
         shape = node.meta["val"].shape
