@@ -7,8 +7,12 @@ The parent traces each tiny `transformers` model (built from its config,
 random weights, eager attention) once and solves it for every mesh and plan
 kind with shardsynth.solve; then 8 spawned ranks run every case: the model
 parallelized by the plan against the unsharded model on the same weights,
-its logits, then 3 AdamW steps (losses and every parameter). One line per
-case, then "N passed, M failed"; the exit code is 1 when any failed.
+its logits, then 3 AdamW steps (losses and every parameter), and the first
+step's collectives as CommDebugMode counts them (comm_count.CollectiveCounter)
+against the plan's (shardsynth._native.collectives), per phase and kind, in
+count and bytes. Each rank traces its own copy (parallelize runs the
+exported program op by op). One line per case, then "N passed, M failed";
+the exit code is 1 when any failed.
 """
 from __future__ import annotations
 
@@ -84,10 +88,11 @@ def loss_of(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
 
 PHASES = ("forward", "backward", "optimizer")
 # Cases whose collectives do not yet equal the plan's, printed as MISMATCH (open) and not
-# failed: random plans on GPT-2 (moves of its fused q|k|v's blocked shard that DTensor makes
-# with other collectives than the all_to_all and reduce_scatter priced) and random plans on
-# 2x4 (dims sharded over both axes, which DTensor's views and repeat_kv place otherwise).
-# Every other case must match exactly, per phase, per kind, in count and bytes.
+# failed (their logits and training still must match): random plans on GPT-2 (moves of its
+# fused q|k|v's blocked shard that DTensor makes with other collectives than priced) and
+# random plans on 2x4 (dims sharded over both axes, which DTensor's views and repeat_kv
+# place otherwise). Every other case must match exactly, per phase, per kind, in count
+# and bytes (BENCHMARKS.md has the table).
 OPEN = {("gpt2", "8", "random"), ("gpt2", "2x4", "random"), ("llama", "2x4", "random"),
         ("qwen2", "2x4", "random"), ("mistral", "2x4", "random")}
 
