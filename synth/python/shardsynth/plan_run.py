@@ -212,12 +212,11 @@ class PlanRun:
                 return name
         raise PlanError(f"plan for another graph: node '{consumer}' reads parameter '{fqn}', which it does not list")
 
-    def param_use(self, fqn: str, consumer: str) -> tuple:
-        """(the parameter as `consumer` reads it, whether it was moved from its stored spec)."""
+    def param_use(self, fqn: str, consumer: str) -> Any:
+        """The parameter as `consumer` reads it (moved from its stored spec by _Use)."""
         param = self.params[fqn]
         name = self.param_name(fqn, consumer)
         use = self.place(self.specs[name], param)
-        moved = not _same(param.placements, use)
         stored = list(param.placements)
         if name in self.tied:  # resolved to the use's spec, moved to the stored one, then to its gradient's
             target = self.tied[name]
@@ -226,7 +225,7 @@ class PlanRun:
         else:  # reduced straight into its gradient's spec
             grad = self.specs.get(name + ":grad", self.specs.get(name + ":stored", self.specs[name]))
             path = [self.place(grad, param)]
-        return _Use.apply(param, self.mesh, use, path), moved
+        return _Use.apply(param, self.mesh, use, path)
 
     # --- the run --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -275,17 +274,13 @@ class PlanRun:
             return None  # its parts are taken by the graph's split nodes (split_part)
         if graph_node is not None and node.target is operator.getitem and self.nodes[graph_node]["kind"] == "split":
             return self.split_part(node, graph_node, env)
-        moved = []
 
         def value(i: torch.fx.Node) -> Any:
             v = env[i]
             if isinstance(v, tuple) and len(v) == 2 and v[0] == "param":
                 if graph_node is None:
                     raise PlanError(f"op {node.target} reads parameter '{v[1]}' outside the plan's graph")
-                p, was_moved = self.param_use(v[1], graph_node)
-                if was_moved:
-                    moved.append(i)
-                return p
+                return self.param_use(v[1], graph_node)
             source = self.names.get(i.name)
             if graph_node is None or source is None or source == graph_node or not hasattr(v, "placements"):
                 return v
