@@ -25,11 +25,12 @@ void add_steps(Sink& sink, const std::vector<Move>& moves, const std::string& te
     const auto steps = costs::plan_resharding(m.from, m.to, mesh);
     if (!steps) continue;  // unreachable: the plan could not have been priced
     ir::Spec current = m.from;
+    const std::string move = ir::to_string(m.from, mesh.rank()) + "->" + ir::to_string(m.to, mesh.rank());
     for (const costs::Collective& step : *steps) {
       if (step.kind != costs::CollectiveKind::slice && mesh.shape.at(step.mesh_axis) > 1) {
         const int64_t elements = ir::num_elements(ir::local_shape(m.type.shape, current, mesh));
         sink.out.push_back({step, phase ? *phase : m.phase, costs::ring_bytes_sent(step, m.type, current, mesh), elements,
-                            sink.model.collective_cost(step, m.type, current, mesh), tensor});
+                            sink.model.collective_cost(step, m.type, current, mesh), tensor, move});
       }
       current = costs::apply(step, current);
     }

@@ -14,6 +14,7 @@
 #include "costs/collective.hpp"
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
+#include "ir/spec.hpp"
 #include "synth/lowered.hpp"
 
 namespace shardsynth::synth {
@@ -25,6 +26,7 @@ struct PricedCollective {
   int64_t elements = 0;      // elements of the local buffer the collective starts from (one device)
   int64_t cost = 0;          // its price in the cost model's unit (CostModel::collective_cost)
   std::string tensor;        // what moves: a node's output (`node`), a parameter or its gradient (`node.param`)
+  std::string move;          // the move this step belongs to, "FROM->TO" in spec text (docs/schedule_json.md)
 };
 
 // Every collective of one step of assignment `a` of `lowered` (one forward

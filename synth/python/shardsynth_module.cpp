@@ -108,6 +108,7 @@ py::list ledger_to_python(const std::vector<synth::PricedCollective>& rows) {
     d["elements"] = row.elements;
     d["cost"] = row.cost;
     d["tensor"] = row.tensor;
+    d["move"] = row.move;
     out.append(d);
   }
   return out;
@@ -179,7 +180,7 @@ PYBIND11_MODULE(_native, m) {
         "The collectives a schedule (dict or JSON text, for this graph) prices, on its own mesh and in its own mode,\n"
         "read off the pricing (synth/collective_ledger.hpp). Returns a dict: collectives, one step's list of {kind,\n"
         "axis, phase (forward, backward, optimizer), bytes (one device sends, ring volumes), elements (its local\n"
-        "buffer), cost (its price), tensor}; cost (the schedule's, re-scored) and mode.\n"
+        "buffer), cost (its price), tensor, move (FROM->TO, spec text)}; cost (the schedule's, re-scored) and mode.\n"
         "Bad input raises ValueError.");
   m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(),
         "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).");

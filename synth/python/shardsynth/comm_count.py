@@ -147,15 +147,15 @@ def bias_in_partial_sum(rows: list, graph: dict, schedule: dict) -> list:
 
 def strided_as_gather(rows: list, schedule: dict) -> list:
     """The rows as DTensor sends them where it lowers a priced all_to_all differently: a
-    tensor whose spec shards a dim in blocks (GPT-2's fused q|k|v, DTensor's _StridedShard)
-    has no all-to-all in DTensor, so moving its shard to or from another dim all-gathers
-    the same local buffer (then keeps its part): the row becomes that all_gather, its bytes
-    (n-1) L for the all_to_all's L = bytes n / (n-1)."""
-    blocked = {e["tensor"] for e in schedule.get("specs", []) if "(" in e["spec"]}
+    move that starts or ends in a spec sharding a dim in blocks (`S(3)`: GPT-2's fused
+    q|k|v, the heads of a view; DTensor's _StridedShard) has no all-to-all in DTensor, so
+    moving the shard to or from another dim all-gathers the same local buffer (then keeps
+    its part): the row becomes that all_gather, its bytes (n-1) L for the all_to_all's
+    L = bytes n / (n-1)."""
     mesh = [int(n) for n in schedule.get("mesh", [])]
     out = []
     for r in rows:
-        if r["kind"] == "all_to_all" and r["tensor"] in blocked:
+        if r["kind"] == "all_to_all" and "(" in r["move"]:
             n = mesh[r["axis"]]
             local = r["bytes"] * n // (n - 1)
             r = dict(r, kind="all_gather", bytes=ring_bytes("all_gather", n, local))
