@@ -23,57 +23,77 @@ Mode parse_mode(std::string_view text) {
 
 std::string mode_name(Mode mode) { return mode == Mode::training ? "training" : "inference"; }
 
+std::optional<int64_t> moves_cost(const CostModel& model, const std::vector<Move>& moves, const ir::Mesh& mesh) {
+  int64_t total = 0;
+  for (const Move& m : moves) {
+    const auto cost = model.reshard_cost(m.type, m.from, m.to, mesh);
+    if (!cost) return std::nullopt;
+    total += *cost;
+  }
+  return total;
+}
+
+std::vector<Move> op_moves(Mode mode, const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
+                           const std::vector<OperandUse>& params) {
+  std::vector<Move> moves;
+  if (result != output) {
+    moves.push_back({result_type, result, output, Phase::forward});
+    // The gradient of a resolved sum is the output's gradient, in the
+    // result's dims (free unless the resolution also moved dims).
+    if (mode == Mode::training) {
+      moves.push_back({result_type, ir::without_partial(output), ir::without_partial(result), Phase::backward});
+    }
+  }
+  if (mode == Mode::training) {
+    for (const auto& p : params) {
+      if (!p.grad_partial.empty()) moves.push_back({p.type, with_partial(p.spec, p.grad_partial), p.spec, Phase::backward});
+    }
+  }
+  return moves;
+}
+
 std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_flops, int64_t shards,
                               const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
                               const std::vector<OperandUse>& params, const ir::Mesh& mesh) {
   OpCost cost;
   const int64_t forward = model.compute_cost(forward_flops / static_cast<double>(shards), result_type.dtype, mesh);
   cost.compute = mode == Mode::training ? 3 * forward : forward;
-  if (result != output) {
-    auto resolve = model.reshard_cost(result_type, result, output, mesh);
-    if (!resolve) return std::nullopt;
-    cost.resolve = *resolve;
-    if (mode == Mode::training) {
-      // The gradient of a resolved sum is the output's gradient, in the
-      // result's dims (free unless the resolution also moved dims).
-      auto back = model.reshard_cost(result_type, ir::without_partial(output), ir::without_partial(result), mesh);
-      if (!back) return std::nullopt;
-      cost.resolve += *back;
-    }
-  }
-  if (mode == Mode::training) {
-    for (const auto& p : params) {
-      if (p.grad_partial.empty()) continue;
-      auto sync = model.reshard_cost(p.type, with_partial(p.spec, p.grad_partial), p.spec, mesh);
-      if (!sync) return std::nullopt;
-      cost.grad_sync += *sync;
-    }
-  }
+  const auto resolve = moves_cost(model, op_moves(mode, result_type, result, output, {}), mesh);
+  const auto sync = moves_cost(model, op_moves(mode, result_type, result, result, params), mesh);
+  if (!resolve || !sync) return std::nullopt;
+  cost.resolve = *resolve;
+  cost.grad_sync = *sync;
   return cost;
+}
+
+std::vector<Move> edge_moves(Mode mode, const ir::Spec& produced, const OperandUse& use, bool needs_grad) {
+  std::vector<Move> moves{{use.type, produced, use.spec, Phase::forward}};
+  // The gradient of an operand read as a partial sum is the same for every
+  // summand: its partial axes come back replicated. It is partial only on
+  // the axes the op contracted it over.
+  if (mode == Mode::training && needs_grad) {
+    moves.push_back({use.type, with_partial(ir::without_partial(use.spec), use.grad_partial), ir::without_partial(produced),
+                     Phase::backward});
+  }
+  return moves;
 }
 
 std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Spec& produced, const OperandUse& use,
                                  bool needs_grad, const ir::Mesh& mesh) {
-  auto forward = model.reshard_cost(use.type, produced, use.spec, mesh);
-  if (!forward || mode == Mode::inference || !needs_grad) return forward;
-  // The gradient of an operand read as a partial sum is the same for every
-  // summand: its partial axes come back replicated. It is partial only on
-  // the axes the op contracted it over.
-  auto backward = model.reshard_cost(use.type, with_partial(ir::without_partial(use.spec), use.grad_partial),
-                                     ir::without_partial(produced), mesh);
-  if (!backward) return std::nullopt;
-  return *forward + *backward;
+  return moves_cost(model, edge_moves(mode, produced, use, needs_grad), mesh);
+}
+
+std::vector<Move> tied_param_moves(Mode mode, const ir::TensorType& type, const ir::Spec& stored, const ir::Spec& use,
+                                   const PrecisionPolicy& policy) {
+  if (mode == Mode::inference || stored == use) return {};
+  const ir::TensorType grad{type.shape, reduce_dtype(policy, type.dtype)};
+  return {{type, stored, use, Phase::forward}, {type, stored, use, Phase::backward}, {grad, use, stored, Phase::backward}};
 }
 
 std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
                                        const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh,
                                        const PrecisionPolicy& policy) {
-  if (mode == Mode::inference || stored == use) return 0;
-  const ir::TensorType grad{type.shape, reduce_dtype(policy, type.dtype)};
-  auto forward = model.reshard_cost(type, stored, use, mesh);
-  auto backward = model.reshard_cost(grad, use, stored, mesh);
-  if (!forward || !backward) return std::nullopt;
-  return 2 * *forward + *backward;
+  return moves_cost(model, tied_param_moves(mode, type, stored, use, policy), mesh);
 }
 
 int64_t activation_bytes(const ir::TensorType& type, const ir::Spec& spec, const ir::Mesh& mesh) {

@@ -54,6 +54,24 @@ struct OperandUse {
   std::vector<int> grad_partial;  // mesh axes its gradient comes out partial on (training)
 };
 
+// When a move runs within a training step.
+enum class Phase { forward, backward, optimizer };
+
+// One resharding a choice pays for: `type` laid out as `from` becomes `to`
+// (costs::plan_resharding's steps, each priced on the spec it sees). The
+// cost functions below are the sums of their choice's moves, so a list of
+// moves is also what a run that executes the plan must send
+// (synth/collective_ledger.hpp).
+struct Move {
+  ir::TensorType type;  // global type of the tensor moved
+  ir::Spec from;        // its spec before
+  ir::Spec to;          // its spec after
+  Phase phase = Phase::forward;  // when it runs
+};
+
+// The sum of the moves' prices; nullopt when one is unreachable.
+std::optional<int64_t> moves_cost(const CostModel& model, const std::vector<Move>& moves, const ir::Mesh& mesh);
+
 struct OpCost {
   int64_t compute = 0;    // forward (and in training backward) compute
   int64_t resolve = 0;    // in-op resolution of a partial result
@@ -72,6 +90,13 @@ std::optional<OpCost> op_cost(const CostModel& model, Mode mode, double forward_
                               const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
                               const std::vector<OperandUse>& params, const ir::Mesh& mesh);
 
+// The moves op_cost prices in `resolve` and `grad_sync`.
+std::vector<Move> op_moves(Mode mode, const ir::TensorType& result_type, const ir::Spec& result, const ir::Spec& output,
+                           const std::vector<OperandUse>& params);
+
+// The moves edge_cost prices.
+std::vector<Move> edge_moves(Mode mode, const ir::Spec& produced, const OperandUse& use, bool needs_grad);
+
 // Cost of feeding a tensor produced in `produced` to a consumer reading it as
 // `use`; `needs_grad` is false for tensors no gradient flows to (graph inputs,
 // integer tensors). Returns nullopt when unreachable.
@@ -88,6 +113,10 @@ std::optional<int64_t> edge_cost(const CostModel& model, Mode mode, const ir::Sp
 std::optional<int64_t> tied_param_cost(const CostModel& model, Mode mode, const ir::TensorType& type,
                                        const ir::Spec& stored, const ir::Spec& use, const ir::Mesh& mesh,
                                        const PrecisionPolicy& policy = {});
+
+// The moves tied_param_cost prices.
+std::vector<Move> tied_param_moves(Mode mode, const ir::TensorType& type, const ir::Spec& stored, const ir::Spec& use,
+                                   const PrecisionPolicy& policy = {});
 
 // Bytes one device holds for a parameter: the shard, plus in training its
 // gradient (in the policy's reduce dtype) and the optimizer state (Adam's two

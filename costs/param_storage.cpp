@@ -4,18 +4,21 @@
 
 namespace shardsynth::costs {
 
-std::optional<int64_t> storage_cost(const CostModel& model, const ParamStorage& storage, const OperandUse& use,
-                                    const ir::Mesh& mesh, const PrecisionPolicy& policy) {
+std::vector<Move> storage_moves(const ParamStorage& storage, const OperandUse& use, const PrecisionPolicy& policy) {
   const ir::TensorType grad{use.type.shape, reduce_dtype(policy, use.type.dtype)};
   ir::Spec contracted = use.spec;
   contracted.partial.insert(contracted.partial.end(), use.grad_partial.begin(), use.grad_partial.end());
   std::sort(contracted.partial.begin(), contracted.partial.end());
-  const auto gather = model.reshard_cost(use.type, storage.stored, use.spec, mesh);
-  const auto reduce = model.reshard_cost(grad, contracted, storage.grad, mesh);
-  const auto slice = model.reshard_cost(grad, storage.grad, storage.state, mesh);
-  const auto update = model.reshard_cost(use.type, storage.state, storage.stored, mesh);
-  if (!gather || !reduce || !slice || !update) return std::nullopt;
-  return 2 * *gather + *reduce + *slice + *update;
+  return {{use.type, storage.stored, use.spec, Phase::forward},
+          {use.type, storage.stored, use.spec, Phase::backward},
+          {grad, contracted, storage.grad, Phase::backward},
+          {grad, storage.grad, storage.state, Phase::optimizer},
+          {use.type, storage.state, storage.stored, Phase::optimizer}};
+}
+
+std::optional<int64_t> storage_cost(const CostModel& model, const ParamStorage& storage, const OperandUse& use,
+                                    const ir::Mesh& mesh, const PrecisionPolicy& policy) {
+  return moves_cost(model, storage_moves(storage, use, policy), mesh);
 }
 
 StorageBytes storage_bytes(const ir::TensorType& type, const ParamStorage& storage, const ir::Mesh& mesh,

@@ -39,6 +39,11 @@ struct ParamStorage {
 std::optional<int64_t> storage_cost(const CostModel& model, const ParamStorage& storage, const OperandUse& use,
                                     const ir::Mesh& mesh, const PrecisionPolicy& policy = {});
 
+// The moves storage_cost prices, each with the phase it runs in: the gather
+// before the forward and again before the backward, the reduction (backward),
+// the slice and the move back (optimizer).
+std::vector<Move> storage_moves(const ParamStorage& storage, const OperandUse& use, const PrecisionPolicy& policy = {});
+
 struct StorageBytes {
   int64_t param = 0;  // bytes of the stored shard
   int64_t grad = 0;   // bytes of the gradient buffer (reduce dtype)

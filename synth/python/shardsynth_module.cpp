@@ -22,6 +22,7 @@
 #include "ir/mesh.hpp"
 #include "ir/models.hpp"
 #include "ir/schedule.hpp"
+#include "synth/collective_ledger.hpp"
 #include "synth/pins.hpp"
 #include "synth/plans.hpp"
 #include "synth/report/trace_jsonl.hpp"
@@ -96,6 +97,50 @@ py::dict solve(const py::object& graph_json, const std::string& mesh_text, const
   }
 }
 
+py::list ledger_to_python(const std::vector<synth::PricedCollective>& rows) {
+  py::list out;
+  for (const auto& row : rows) {
+    py::dict d;
+    d["kind"] = costs::collective_name(row.step.kind);
+    d["phase"] = synth::phase_name(row.phase);
+    d["axis"] = row.step.mesh_axis;
+    d["bytes"] = row.bytes;
+    d["elements"] = row.elements;
+    d["cost"] = row.cost;
+    d["tensor"] = row.tensor;
+    d["move"] = row.move;
+    out.append(d);
+  }
+  return out;
+}
+
+// The collectives a schedule prices (synth/collective_ledger.hpp), for its own mesh and mode.
+py::dict collectives(const py::object& graph_json, const py::object& schedule_json, const std::string& cost_model,
+                     const std::string& unknown_ops) {
+  try {
+    const ir::Graph graph = ir::graph_from_json(from_python(graph_json), "graph_json", {ir::parse_unknown_ops(unknown_ops), nullptr});
+    const ir::Schedule schedule = ir::schedule_from_json(from_python(schedule_json), "schedule");
+    std::string mesh_text;
+    for (int n : schedule.mesh) mesh_text += (mesh_text.empty() ? "" : "x") + std::to_string(n);
+    const ir::Mesh mesh = ir::parse_mesh(mesh_text);
+    const auto model = costs::make_cost_model(cost_model);
+    synth::SynthOptions options;
+    options.lower.mode = costs::parse_mode(schedule.mode);
+    synth::SynthResult result;
+    {
+      py::gil_scoped_release release;
+      result = synth::evaluate_schedule(graph, mesh, *model, options, schedule);
+    }
+    py::dict out;
+    out["collectives"] = ledger_to_python(synth::plan_collectives(result.lowered, result.search.best, *model));
+    out["cost"] = result.search.best_cost;
+    out["mode"] = schedule.mode;
+    return out;
+  } catch (const ir::InputError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
 py::object builtin_graph(const std::string& name, const std::optional<int64_t>& layers) {
   try {
     if (name == "mlp") {
@@ -129,6 +174,13 @@ PYBIND11_MODULE(_native, m) {
         "(one seeded random legal plan, `seed`, not searched).\n"
         "Returns a dict: directives (text), schedule (dict), cost, unit, proven_optimal, lower_bound,\n"
         "stop_reason, trace (one dict per search step, docs/trace_jsonl.md) and warnings.\n"
+        "Bad input raises ValueError.");
+  m.def("collectives", &collectives, py::arg("graph_json"), py::arg("schedule"), py::arg("cost_model") = "alpha-beta",
+        py::arg("unknown_ops") = "error",
+        "The collectives a schedule (dict or JSON text, for this graph) prices, on its own mesh and in its own mode,\n"
+        "read off the pricing (synth/collective_ledger.hpp). Returns a dict: collectives, one step's list of {kind,\n"
+        "axis, phase (forward, backward, optimizer), bytes (one device sends, ring volumes), elements (its local\n"
+        "buffer), cost (its price), tensor, move (FROM->TO, spec text)}; cost (the schedule's, re-scored) and mode.\n"
         "Bad input raises ValueError.");
   m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(),
         "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).");

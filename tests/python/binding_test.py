@@ -133,5 +133,32 @@ class BuiltinGraphTest(unittest.TestCase):
             shardsynth.builtin_graph("gpt2", layers=0)
 
 
+class CollectivesTest(unittest.TestCase):
+    def test_collectives_MegatronGpt2PricesItsAllReduces(self):
+        gpt2 = shardsynth.builtin_graph("gpt2", layers=1)
+        plan = shardsynth.solve(gpt2, mesh="8", mode="training", plan="megatron")
+        ledger = shardsynth._native.collectives(gpt2, plan["schedule"])
+        self.assertEqual(ledger["cost"], plan["cost"])
+        self.assertEqual(ledger["mode"], "training")
+        rows = ledger["collectives"]
+        self.assertTrue(rows)
+        self.assertEqual({r["phase"] for r in rows} - {"forward", "backward", "optimizer"}, set())
+        self.assertIn("all_reduce", {r["kind"] for r in rows if r["phase"] == "forward"})
+        for r in rows:  # the ring volumes of costs::ring_bytes_sent, fp32 on 8 devices
+            local = 4 * r["elements"]
+            want = {"all_gather": 7 * local, "reduce_scatter": 7 * local // 8, "all_to_all": 7 * local // 8,
+                    "all_reduce": 2 * 7 * local // 8}[r["kind"]]
+            self.assertEqual(r["bytes"], want)
+
+    def test_collectives_PlanForAnotherGraphRaisesValueError(self):
+        plan = shardsynth.solve(self.mlp_graph(), mesh="8")
+        with self.assertRaises(ValueError):
+            shardsynth._native.collectives(shardsynth.builtin_graph("gpt2", layers=1), plan["schedule"])
+
+    @staticmethod
+    def mlp_graph():
+        return shardsynth.builtin_graph("mlp")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -7,13 +7,18 @@ The parent traces each tiny `transformers` model (built from its config,
 random weights, eager attention) once and solves it for every mesh and plan
 kind with shardsynth.solve; then 8 spawned ranks run every case: the model
 parallelized by the plan against the unsharded model on the same weights,
-its logits, then 3 AdamW steps (losses and every parameter). One line per
-case, then "N passed, M failed"; the exit code is 1 when any failed.
+its logits, then 3 AdamW steps (losses and every parameter), and the first
+step's collectives as CommDebugMode counts them (comm_count.CollectiveCounter)
+against the plan's (shardsynth._native.collectives), per phase and kind, in
+count and bytes. Each rank traces its own copy (parallelize runs the
+exported program op by op). One line per case, then "N passed, M failed";
+the exit code is 1 when any failed.
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import warnings
 import os
 import socket
 import sys
@@ -66,7 +71,8 @@ def solve_all(models: list, meshes: list, plans: list, half: bool) -> list:
                     continue
                 plan = "" if kind == "optimum" else kind
                 result = shardsynth.solve(graph, mesh=mesh, mode="training", plan=plan, seed=7)
-                cases.append((name, mesh, kind, graph, result["schedule"]))
+                priced = shardsynth._native.collectives(graph, result["schedule"])["collectives"]
+                cases.append((name, mesh, kind, graph, result["schedule"], priced))
     return cases
 
 
@@ -80,62 +86,98 @@ def loss_of(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
 
 
-def run_case(name: str, mesh_text: str, graph: dict, schedule: dict) -> tuple:
-    """('' when the sharded model matches the whole one, else what differs; the forward's
-    collectives as DTensor's CommDebugMode counts them, for the report)."""
+PHASES = ("forward", "backward", "optimizer")
+# Cases whose collectives do not yet equal the plan's, printed as MISMATCH (open) and not
+# failed (their logits and training still must match): random plans on 2x4 (dims sharded
+# over both axes, which DTensor's views and repeat_kv place otherwise). Every other case must match exactly, per phase, per kind, in count
+# and bytes (BENCHMARKS.md has the table).
+OPEN = {("gpt2", "2x4", "random"), ("llama", "2x4", "random"),
+        ("qwen2", "2x4", "random"), ("mistral", "2x4", "random")}
+
+
+def counted_text(counted: dict) -> str:
+    return ", ".join(f"{k} {n}/{b}" for k, (n, b) in counted.items()) or "none"
+
+
+def run_case(name: str, mesh_text: str, kind: str, graph: dict, schedule: dict, priced: list) -> tuple:
+    """('' when the sharded model matches the whole one and its collectives the plan's, else what
+    differs; per phase of the first training step, (predicted, counted) per kind: (count, bytes))."""
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor.debug import CommDebugMode
 
     import shardsynth
+    from shardsynth.comm_count import (CollectiveCounter, bias_in_partial_sum, predicted_by_kind,
+                                       strided_as_gather)
 
     ref = build(name).eval()
     model = copy.deepcopy(ref)
+    shardsynth.trace(model, (inputs(),))  # the exported program parallelize runs op by op
     mesh = init_device_mesh("cpu", tuple(int(n) for n in mesh_text.split("x")))
     model = shardsynth.parallelize(model, schedule, mesh, graph=graph)
     ids = inputs()
-    with torch.no_grad(), CommDebugMode() as comm:
-        logits = model(ids, use_cache=False).logits
-    counts = ", ".join(f"{getattr(op, '__name__', str(op)).split('.')[0]} {n}"
-                       for op, n in sorted(comm.get_comm_counts().items(), key=lambda kv: str(kv[0])))
     with torch.no_grad():
+        logits = model(ids, use_cache=False).logits
         err = relative(logits, ref(ids, use_cache=False).logits)
     if err > LOGITS_RTOL:
-        return f"logits differ by {err:.2e}", counts
+        return f"logits differ by {err:.2e}", {}
     opt = torch.optim.AdamW(model.parameters(), lr=LR, eps=EPS)
     ref_opt = torch.optim.AdamW(ref.parameters(), lr=LR, eps=EPS)
+    table: dict = {}
     for step in range(3):
-        losses = []
-        for m, o in ((model, opt), (ref, ref_opt)):
-            o.zero_grad()
-            loss = loss_of(m, ids)
+        counters = {phase: CollectiveCounter() for phase in PHASES}
+        opt.zero_grad()
+        with counters["forward"]:
+            loss = loss_of(model, ids)
+        with counters["backward"]:
             loss.backward()
-            o.step()
-            losses.append(loss.item())
-        if abs(losses[0] - losses[1]) > LOSS_RTOL * abs(losses[1]):
-            return f"step {step} loss {losses[0]} against {losses[1]}", counts
+        with counters["optimizer"]:
+            opt.step()
+        ref_opt.zero_grad()
+        ref_loss = loss_of(ref, ids)
+        ref_loss.backward()
+        ref_opt.step()
+        if step == 0:
+            unsent = bias_in_partial_sum(priced, graph, schedule)
+            sent = strided_as_gather([r for r in priced if r not in unsent], schedule)
+            table = {phase: (predicted_by_kind(priced, phase), predicted_by_kind(sent, phase),
+                             counters[phase].by_kind()) for phase in PHASES}
+            table["other"] = sorted(set(sum((c.other for c in counters.values()), [])))
+            table["unplanned_moves"] = list(getattr(model, "shardsynth_run").unplanned_moves)
+        if abs(loss.item() - ref_loss.item()) > LOSS_RTOL * abs(ref_loss.item()):
+            return f"step {step} loss {loss.item()} against {ref_loss.item()}", table
+        if step == 0 and (name, mesh_text, kind) not in OPEN and any(table[p][1] != table[p][2] for p in PHASES):
+            return "the collectives counted differ from the plan's", table
     whole = dict(ref.named_parameters())
     for pname, p in model.named_parameters():
         err = float((p.full_tensor().detach() - whole[pname].detach()).abs().max())
         if err > PARAM_ATOL:
-            return f"parameter {pname} differs by {err:.2e} after 3 steps", counts
-    return "", counts
+            return f"parameter {pname} differs by {err:.2e} after 3 steps", table
+    return "", table
 
 
 def rank_main(rank: int, world: int, port: int, package_dir: str, cases: list) -> None:
     sys.path.insert(0, package_dir)
+    warnings.filterwarnings("ignore")  # CommDebugMode's module tracker on a model returning a ModelOutput
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.distributed.init_process_group("gloo", rank=rank, world_size=world)
     failed = 0
-    for name, mesh, kind, graph, schedule in cases:
-        counts = ""
+    for name, mesh, kind, graph, schedule, priced in cases:
+        counts: dict = {}
         try:
-            problem, counts = run_case(name, mesh, graph, schedule)
+            problem, counts = run_case(name, mesh, kind, graph, schedule, priced)
         except Exception as e:  # noqa: BLE001 - reported as the case's failure
             problem = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         failed += bool(problem)
         if rank == 0:
-            print(f"{name} mesh {mesh} plan {kind}: {'ok' if not problem else 'FAILED: ' + problem}"
-                  f" (forward collectives: {counts or 'none'})", flush=True)
+            print(f"{name} mesh {mesh} plan {kind}: {'ok' if not problem else 'FAILED: ' + problem}", flush=True)
+            for phase in PHASES:
+                if phase in counts:
+                    priced_all, want, got = counts[phase]
+                    unsent = "" if priced_all == want else f" (priced {counted_text(priced_all)}, as DTensor sends it: less the row-parallel biases, strided all_to_all as all_gather)"
+                    open_case = " (open)" if (name, mesh, kind) in OPEN else ""
+                    print(f"  {phase:9s} predicted {counted_text(want)}{unsent}; counted {counted_text(got)}"
+                          f"{'' if want == got else '  MISMATCH' + open_case}", flush=True)
+            if counts.get("other") or counts.get("unplanned_moves"):
+                print(f"  other collectives {counts.get('other')}; unplanned moves {counts.get('unplanned_moves')}", flush=True)
     if rank == 0:
         print(f"{len(cases) - failed} passed, {failed} failed", flush=True)
     torch.distributed.destroy_process_group()

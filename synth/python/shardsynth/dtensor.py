@@ -1,18 +1,23 @@
 """Apply a shardsynth plan to an nn.Module with DTensor.
 
     mesh = init_device_mesh("cpu", (8,))
+    graph = shardsynth.trace(model, (ids,))    # keeps the exported program on the model
     model = parallelize(model, plan, mesh)     # plan: solve()'s result, a schedule dict or file
     loss = F.cross_entropy(model(ids).logits.flatten(0, 1), labels.flatten())
     loss.backward(); torch.optim.AdamW(model.parameters()).step()
 
 Every parameter becomes a DTensor in the placement the plan stores it in
-(its `:stored` spec where storage differs from use: FSDP and ZeRO plans),
-and is redistributed to the spec the plan uses it in while its module runs.
-The model's inputs enter as DTensors in their placeholder's spec, the output
-of every module that is a node of the plan's graph is redistributed to that
-node's spec (Slapo's `.sync` at module boundaries), values the model makes
-itself (masks, rotary tables) join as replicated (DTensor's implicit
-replication, turned on for the process), and the outputs leave as
+(its `:stored` spec where storage differs from use: FSDP and ZeRO plans).
+A model traced by shardsynth.trace (for this graph) then runs its exported
+program op by op with the plan's reshardings only (plan_run.py): what it
+sends, forward, backward and optimizer step, is what synth priced. A model
+without that program runs as a module with reshardings at module
+boundaries instead: each parameter redistributed to the spec the plan uses
+it in while its module runs, the output of every module that is a node of
+the plan's graph redistributed to that node's spec (Slapo's `.sync` at
+module boundaries), DTensor choosing inside a module. Either way values the
+model makes itself (masks, rotary tables) join as replicated (DTensor's
+implicit replication, turned on for the process), and the outputs leave as
 whole tensors, so the training loop around the model stays as it was.
 Graph parameter `node.param` is the module parameter of that name
 (shardsynth.trace names nodes by module path).
@@ -114,11 +119,25 @@ def parallelize(model: nn.Module, plan: Union[dict, str], device_mesh: Any, grap
         new = nn.Parameter(distribute_tensor(old.detach(), device_mesh, placement), requires_grad=old.requires_grad)
         module.register_parameter(name, new)
     _retie(model)
+    if getattr(model, "shardsynth_program", None) is not None and graph == getattr(model, "shardsynth_graph", None):
+        _run_as_planned(model, schedule, graph, device_mesh)
+        return model
     _gather_for_use(model, specs, device_mesh)
     for path, spec in outputs.items():
         model.get_submodule(path).register_forward_hook(_redistribute_output(spec, device_mesh))
     _wrap_forward(model, inputs, device_mesh)
     return model
+
+
+def _run_as_planned(model: nn.Module, schedule: dict, graph: dict, mesh: Any) -> None:
+    """forward: the traced program run op by op under the plan (plan_run.py)."""
+    from torch.distributed.tensor import DTensor
+    from .plan_run import PlanRun
+
+    run = PlanRun(model, schedule, graph, mesh)
+    model.shardsynth_run = run
+    DTensor._op_dispatcher._allow_implicit_replication = True  # the folded values (masks, rotary tables) join replicated
+    model.forward = run
 
 
 def _gather_for_use(model: nn.Module, specs: dict, mesh: Any) -> None:

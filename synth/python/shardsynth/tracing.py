@@ -137,8 +137,12 @@ def trace(model: torch.nn.Module, args: tuple = (), kwargs: Optional[dict] = Non
     if unknown_ops not in ("error", "keep"):
         raise TraceError(f"unknown_ops '{unknown_ops}' is not one of: error, keep")
     program = export_program(model, args, kwargs)
-    graph = _Tracer(model, program, unknown_ops).run()
+    tracer = _Tracer(model, program, unknown_ops)
+    graph = tracer.run()
     model.shardsynth_graph = graph  # parallelize() reads the graph's edges from here
+    # ... and runs the exported program op by op (plan_run.py): fx node name -> graph node name
+    model.shardsynth_program = program
+    model.shardsynth_fx_names = {n.name: name for n, name in tracer.name.items()}
     return graph
 
 

@@ -1,0 +1,514 @@
+"""Run a plan as it was priced: the model's exported program (shardsynth.trace's
+torch.export graph) executed ATen op by ATen op on DTensors, with every
+resharding the plan's, where the plan puts it.
+
+- Each fx node belongs to one graph node (the tracer's naming), or to none
+  (values that depend on no input: masks, rotary tables, which run on whole
+  tensors and join DTensor ops as replicated).
+- A value crossing from graph node P to graph node C is first checked to be in
+  P's planned spec (a pending partial sum included); it is then redistributed
+  to the spec C reads operand k in (C's `fwd_pre` sync, else P's spec), once
+  per (P, C, k). Inside a graph node DTensor runs the ops on what it is given.
+- A parameter is a leaf DTensor in its stored spec; each use moves it to the
+  spec its graph node reads it in, and the gradient goes back the plan's way
+  (`_Use`): a stored parameter's straight into its `:grad` spec, a tied use's
+  (lm_head) resolved to the use's spec, moved to the stored spec, then to the
+  stored parameter's gradient spec. An op reading a moved parameter runs
+  under activation checkpointing, so the move runs again for its backward,
+  as FSDP's gather and the cost model's second gather do.
+- The outputs leave whole (`full_tensor`), which the plan does not price (an
+  output may end in any spec); `unplanned()` marks those gathers.
+A value that arrives in another spec than planned is redistributed there too
+and listed in `PlanRun.unplanned_moves` (a place where DTensor's own choice
+differs from the plan's), so a count that differs says where.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+
+from typing import Any, Iterator
+
+import torch
+import torch.fx
+from torch import nn
+from torch.utils.weak import WeakIdKeyDictionary
+
+from .plan import PlanError, Spec, parse_spec, placements, spec_table
+
+_SPLITS = (torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default)
+_OUTPUT_GATHER = [False]  # set while the outputs are gathered whole (not plan bytes)
+
+
+@contextlib.contextmanager
+def unplanned() -> Iterator[None]:
+    """Collectives issued inside are not the plan's (the outputs gathered for the caller)."""
+    _OUTPUT_GATHER[0] = True
+    try:
+        yield
+    finally:
+        _OUTPUT_GATHER[0] = False
+
+
+def in_unplanned() -> bool:
+    return _OUTPUT_GATHER[0]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Placements equal, any partial sum (DTensor's masked one of an embedding too) counting as Partial."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.is_partial() and y.is_partial():
+            continue
+        if x != y:
+            return False
+    return True
+
+
+class _Use(torch.autograd.Function):
+    """stored parameter -> its use spec; backward: the gradient along `grad_path` (a list of placements)."""
+
+    @staticmethod
+    def forward(ctx: Any, stored: Any, mesh: Any, use: list, grad_path: list) -> Any:
+        ctx.mesh, ctx.grad_path = mesh, grad_path
+        with torch.no_grad():
+            return stored.redistribute(mesh, use)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        for place in ctx.grad_path:
+            grad = grad.redistribute(ctx.mesh, place)
+        return grad, None, None, None
+
+
+class _Edge(torch.autograd.Function):
+    """A value read by one consumer: producer's spec -> the operand's spec; backward: this use's
+    gradient -> the producer's spec without partial sums, resolved here, before autograd adds
+    the gradients of the value's uses (the cost model prices each edge's gradient apart)."""
+
+    @staticmethod
+    def forward(ctx: Any, value: Any, mesh: Any, want: list, back: list) -> Any:
+        ctx.mesh, ctx.back = mesh, back
+        with torch.no_grad():
+            if _same(value.placements, want):
+                return value.view_as(value)
+            return _to_strided(value, mesh, want) if _strided_axis(want) is not None else value.redistribute(mesh, want)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        if not _same(grad.placements, ctx.back):
+            grad = grad.redistribute(ctx.mesh, ctx.back)
+        return grad, None, None, None
+
+
+class PlanRun:
+    """The exported program of `model` run under `schedule` on `mesh` (see the module's doc)."""
+
+    def __init__(self, model: nn.Module, schedule: dict, graph: dict, mesh: Any):
+        self.model, self.mesh = model, mesh
+        self.program = model.shardsynth_program
+        self.names: dict = model.shardsynth_fx_names
+        signature = self.program.graph_signature
+        self.param_of = dict(signature.inputs_to_parameters)
+        self.buffer_of = dict(signature.inputs_to_buffers)
+        self.constant_of = dict(getattr(signature, "inputs_to_lifted_tensor_constants", {}) or {})
+        self.user_inputs = [n.name for n in self.program.graph_module.graph.nodes if n.op == "placeholder"
+                            and n.name not in self.param_of and n.name not in self.buffer_of
+                            and n.name not in self.constant_of]  # in the order of the flattened (args, kwargs)
+        self.nodes = {n["name"]: n for n in graph["nodes"]}
+        self.specs = spec_table(schedule, mesh.ndim)
+        self.pre: dict = {}    # (graph node, operand) -> spec it reads after its fwd_pre sync
+        self.post: dict = {}   # graph node -> [(from, to)] of its fwd_post syncs
+        for d in schedule.get("directives", []):
+            if d.get("kind") != "sync":
+                continue
+            src, dst = (parse_spec(t, mesh.ndim) for t in d["sync_op_or_fn"].split("->"))
+            if d["mode"] == "fwd_pre":
+                self.pre[(d["node"], max(int(d.get("arg", -1)), 0))] = dst
+            else:
+                self.post.setdefault(d["node"], []).append((src, dst))
+        self.aliases = _aliases(model)
+        self.record: Any = None          # a dict: every fx node's value by name (for reading a difference)
+        self.unplanned_moves: list = []  # (what, from placements, to placements) of moves the plan does not make
+        self.tied = {f"{n['name']}.{p['name']}": p["tied_to"] for n in graph["nodes"] for p in n.get("params", [])
+                     if p.get("tied_to")}
+        for n in graph["nodes"]:
+            for p in n.get("params", []):
+                name = f"{n['name']}.{p['name']}"
+                if not p.get("tied_to"):
+                    self.optimizer_moves(name, model.get_parameter(name))
+
+    def optimizer_moves(self, name: str, param: Any) -> None:
+        """Registers a parameter whose optimizer state lives in another spec than the parameter."""
+        stored = self.specs.get(name + ":stored", self.specs[name])
+        grad = self.specs.get(name + ":grad", stored)
+        state = self.specs.get(name + ":state", grad)
+        if state != stored:
+            plan_optimizer(param, self.mesh, self.place(state, param), self.place(stored, param))
+
+    # --- specs ----------------------------------------------------------------
+    def place(self, spec: Spec, value: Any) -> list:
+        return placements(spec, value.dim(), self.mesh.ndim)
+
+    def result_spec(self, name: str) -> Spec:
+        """The spec a node's op yields: its fwd_post's start when that resolves into its output spec."""
+        out = self.specs[name]
+        for src, dst in self.post.get(name, []):
+            if dst == out and src != out:
+                return src
+        return out
+
+    def operand_spec(self, consumer: str, k: int) -> Spec:
+        if (consumer, k) in self.pre:
+            return self.pre[(consumer, k)]
+        producer = self.nodes[consumer]["inputs"][k]
+        spec = self.specs[producer]
+        if self.nodes[consumer]["kind"] == "output":
+            for src, dst in self.post.get(producer, []):
+                if src == spec:
+                    spec = dst
+        return spec
+
+    # --- values ---------------------------------------------------------------
+    def to_dtensor(self, value: Any, spec: Spec) -> Any:
+        """A whole tensor every rank holds, as a DTensor in `spec` (a slice: nothing is sent)."""
+        from torch.distributed.tensor import DTensor, Replicate
+
+        whole = value if isinstance(value, DTensor) else \
+            DTensor.from_local(value, self.mesh, [Replicate()] * self.mesh.ndim, run_check=False)
+        return whole.redistribute(self.mesh, self.place(spec, value))
+
+    def produced(self, name: str, value: Any) -> Any:
+        """Producer `name`'s value in its output spec: checked against its result spec, then resolved."""
+        if name in self.out_cache:
+            return self.out_cache[name]
+        value = _plain_partial(value)
+        result = self.place(self.result_spec(name), value)
+        if not _same(value.placements, result):
+            self.unplanned_moves.append((name, tuple(value.placements), tuple(result)))
+            value = value.redistribute(self.mesh, result)
+        output = self.place(self.specs[name], value)
+        if not _same(value.placements, output):
+            value = value.redistribute(self.mesh, output)
+        self.out_cache[name] = value
+        return value
+
+    def operand(self, producer: str, consumer: str, value: Any) -> Any:
+        k = self.nodes[consumer]["inputs"].index(producer)
+        key = (producer, consumer, k)
+        if key not in self.in_cache:
+            value = self.produced(producer, value)
+            want = self.place(self.operand_spec(consumer, k), value)
+            back = self.place(_no_partial(self.specs[producer]), value)
+            self.in_cache[key] = _Edge.apply(value, self.mesh, want, back)
+        return self.in_cache[key]
+
+    def param_name(self, fqn: str, consumer: str) -> str:
+        """The graph's name (node.param) of parameter `fqn` as graph node `consumer` reads it."""
+        params = [f"{consumer}.{p['name']}" for p in self.nodes[consumer].get("params", [])]
+        for name in params:
+            if name in self.aliases.get(fqn, [fqn]):
+                return name
+        raise PlanError(f"plan for another graph: node '{consumer}' reads parameter '{fqn}', which it does not list")
+
+    def param_use(self, fqn: str, consumer: str) -> Any:
+        """The parameter as `consumer` reads it (moved from its stored spec by _Use)."""
+        param = self.params[fqn]
+        name = self.param_name(fqn, consumer)
+        use = self.place(self.specs[name], param)
+        stored = list(param.placements)
+        if name in self.tied:  # resolved to the use's spec, moved to the stored one, then to its gradient's
+            target = self.tied[name]
+            grad = self.specs.get(target + ":grad", self.specs.get(target + ":stored", self.specs[target]))
+            path = [self.place(_no_partial(self.specs[name]), param), stored, self.place(grad, param)]
+        else:  # reduced straight into its gradient's spec
+            grad = self.specs.get(name + ":grad", self.specs.get(name + ":stored", self.specs[name]))
+            path = [self.place(grad, param)]
+        return _Use.apply(param, self.mesh, use, path)
+
+    # --- the run --------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.params = dict(self.model.named_parameters(remove_duplicate=False))
+        self.buffers = dict(self.model.named_buffers(remove_duplicate=False))
+        self.out_cache: dict = {}
+        self.in_cache: dict = {}
+        import torch.utils._pytree as pytree
+
+        user = pytree.tree_flatten((args, kwargs))[0]
+        env: dict = {}
+        outputs = None
+        for node in self.program.graph_module.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = self.placeholder(node, user)
+            elif node.op == "call_function":
+                if node.target is torch.ops.aten._assert_tensor_metadata.default:
+                    env[node] = None  # export's check of an input's dtype: nothing to run on DTensors
+                    continue
+                env[node] = self.call(node, env)
+                if self.record is not None:
+                    self.record[node.name] = env[node]
+            elif node.op == "output":
+                outputs = node.args[0]
+        flat = self.leave(list(torch.fx.node.map_arg(outputs, lambda n: self.final(n, env))))
+        spec = getattr(self.program.call_spec, "out_spec", None)
+        return pytree.tree_unflatten(flat, spec) if spec is not None else flat
+
+    def placeholder(self, node: torch.fx.Node, user: list) -> Any:
+        if node.name in self.param_of:
+            return ("param", self.param_of[node.name])
+        if node.name in self.buffer_of:
+            return self.buffers[self.buffer_of[node.name]]
+        if node.name in self.constant_of:
+            return getattr(self.program, "constants", {}).get(self.constant_of[node.name])
+        i = self.user_inputs.index(node.name)
+        value = user[i] if i < len(user) else None
+        name = self.names.get(node.name)
+        if name is not None and isinstance(value, torch.Tensor):
+            return self.to_dtensor(value, self.specs[name])
+        return value
+
+    def call(self, node: torch.fx.Node, env: dict) -> Any:
+        graph_node = self.names.get(node.name)
+        if self.is_graph_split(node):
+            return None  # its parts are taken by the graph's split nodes (split_part)
+        if graph_node is not None and node.target is operator.getitem and self.nodes[graph_node]["kind"] == "split":
+            return self.split_part(node, graph_node, env)
+
+        def value(i: torch.fx.Node) -> Any:
+            v = env[i]
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == "param":
+                if graph_node is None:
+                    raise PlanError(f"op {node.target} reads parameter '{v[1]}' outside the plan's graph")
+                return self.param_use(v[1], graph_node)
+            source = self.names.get(i.name)
+            if graph_node is None or source is None or source == graph_node or not hasattr(v, "placements"):
+                return v
+            return self.operand(source, graph_node, v)
+
+        if graph_node is not None and self.nodes[graph_node]["kind"] == "placeholder":
+            out = node.target(*torch.fx.node.map_arg(node.args, lambda i: env[i]),
+                              **torch.fx.node.map_arg(node.kwargs, lambda i: env[i]))
+            return self.to_dtensor(out, self.specs[graph_node])  # a folded value the graph reads as an input
+        params = {i for i in node.all_input_nodes if isinstance(env[i], tuple) and env[i][:1] == ("param",)}
+        if params and graph_node is not None and any(self.moves(env[i][1], graph_node) for i in params):
+            return self.checkpointed(node, env, value)
+        args = torch.fx.node.map_arg(node.args, value)
+        kwargs = torch.fx.node.map_arg(node.kwargs, value)
+        if node.target is torch.ops.aten.linear.default and _batch_dims_sharded(args[0]) > 1:
+            return _local_linear(*args, **kwargs)
+        return node.target(*args, **kwargs)
+
+    def is_graph_split(self, node: torch.fx.Node) -> bool:
+        """An aten.split whose parts are all graph split nodes (read through getitem)."""
+        return (node.name not in self.names and node.target in _SPLITS and bool(node.users)
+                and all(u.target is operator.getitem and u.name in self.names for u in node.users))
+
+    def split_part(self, node: torch.fx.Node, graph_node: str, env: dict) -> Any:
+        """One part of an equal split of the last dim, from the operand in the plan's spec. A dim
+        sharded in blocks (GPT-2's fused q|k|v, a _StridedShard), the operand's only sharding,
+        holds its part of every block locally, so the part is cut from the local shard, as the
+        op's rule says (DTensor would gather the dim first). Otherwise DTensor splits it."""
+        from torch.distributed.tensor import DTensor
+        from torch.distributed.tensor.placement_types import _StridedShard
+
+        split, index = node.args
+        x = split.args[0]
+        value = self.operand(self.names[x.name], graph_node, env[x])
+        sections = self.nodes[graph_node]["attrs"]["sections"][0]
+        last = [p for p in value.placements
+                if (p.is_shard() or isinstance(p, _StridedShard)) and p.dim == value.dim() - 1]
+        alone = all(p is last[0] or p.is_replicate() for p in value.placements) if len(last) == 1 else False
+        if not (alone and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
+            return split.target(value, *split.args[1:], **split.kwargs)[index]
+        part = value.to_local().chunk(sections, dim=-1)[index]
+        shape = node.meta["val"].shape
+        return DTensor.from_local(part, self.mesh, self.place(self.result_spec(graph_node), part), run_check=False,
+                                  shape=shape, stride=torch.empty(shape, device="meta").stride())
+
+    def moves(self, fqn: str, consumer: str) -> bool:
+        param = self.params[fqn]
+        return not _same(param.placements, self.place(self.specs[self.param_name(fqn, consumer)], param))
+
+    def checkpointed(self, node: torch.fx.Node, env: dict, value: Any) -> Any:
+        """An op reading a moved parameter: under checkpointing, so its backward moves the parameter again."""
+        from torch.utils.checkpoint import checkpoint
+
+        inputs = [i for i in node.all_input_nodes if not (isinstance(env[i], tuple) and env[i][:1] == ("param",))]
+        ready = {i: value(i) for i in inputs}
+        tensors = [ready[i] for i in inputs]
+        params = [i for i in node.all_input_nodes if i not in ready]
+
+        def run(*values: Any) -> Any:
+            local = dict(zip(inputs, values))
+            for i in params:
+                local[i] = value(i)
+            return node.target(*torch.fx.node.map_arg(node.args, lambda i: local[i]),
+                               **torch.fx.node.map_arg(node.kwargs, lambda i: local[i]))
+
+        return checkpoint(run, *tensors, use_reentrant=False)
+
+    def final(self, node: torch.fx.Node, env: dict) -> Any:
+        v = env[node]
+        name = self.names.get(node.name)
+        output = next((n["name"] for n in self.nodes.values() if n["kind"] == "output" and name in n["inputs"]), None)
+        if name is None or output is None or not hasattr(v, "placements"):
+            return v
+        return self.operand(name, output, v)
+
+    def leave(self, value: Any) -> Any:
+        from torch.distributed.tensor import DTensor
+
+        if isinstance(value, DTensor):
+            with unplanned():
+                return value.full_tensor()
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.leave(v) for v in value)
+        return value
+
+
+# The optimizer's side of a plan whose optimizer state is kept apart from the
+# parameter (ZeRO-1/2: `:state` more sharded than `:stored`): parameter ->
+# (mesh, state placements, stored placements). Any torch.optim optimizer
+# stepping such a parameter updates its state shard, then moves it back to
+# the stored spec, as the cost model prices (costs/param_storage.hpp).
+_OPTIMIZER_MOVES: Any = WeakIdKeyDictionary()
+_HOOKS: list = []
+
+
+def plan_optimizer(param: Any, mesh: Any, state: list, stored: list) -> None:
+    """Registers `param`'s optimizer moves (once per process, the global optimizer hooks)."""
+    _OPTIMIZER_MOVES[param] = (mesh, state, stored)
+    if not _HOOKS:
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        _HOOKS.append(register_optimizer_step_pre_hook(_to_state))
+        _HOOKS.append(register_optimizer_step_post_hook(_to_stored))
+
+
+def _swap(param: Any, value: Any) -> None:
+    """The DTensor parameter now holds `value`'s shard and placements (same global tensor)."""
+    param._local_tensor = value._local_tensor
+    param._spec = value._spec
+
+
+def _planned(optimizer: Any) -> list:
+    return [p for group in optimizer.param_groups for p in group["params"] if p in _OPTIMIZER_MOVES]
+
+
+def _to_state(optimizer: Any, args: Any, kwargs: Any) -> None:
+    """Before the step: gradient and parameter sliced to the state spec (nothing is sent)."""
+    with torch.no_grad():
+        for p in _planned(optimizer):
+            mesh, state, _ = _OPTIMIZER_MOVES[p]
+            if p.grad is not None and not _same(p.grad.placements, state):
+                p.grad = p.grad.redistribute(mesh, state)
+            if not _same(p.placements, state):
+                _swap(p, p.redistribute(mesh, state))
+
+
+def _to_stored(optimizer: Any, args: Any, kwargs: Any) -> None:
+    """After the step: the updated shard moved back to the stored spec (the plan's gather)."""
+    with torch.no_grad():
+        for p in _planned(optimizer):
+            mesh, _, stored = _OPTIMIZER_MOVES[p]
+            if not _same(p.placements, stored):
+                _swap(p, p.redistribute(mesh, stored))
+
+
+def _plain_partial(value: Any) -> Any:
+    """A vocabulary-sharded embedding's masked partial sum as a plain one (its mask applied
+    here, nothing sent), so that each reader resolves its own copy, as each edge is priced."""
+    from torch.distributed.tensor import DTensor, Partial
+    from torch.distributed.tensor.placement_types import _MaskPartial
+
+    masked = [p for p in value.placements if isinstance(p, _MaskPartial)]
+    if not masked:
+        return value
+    local = value.to_local().clone()
+    for p in masked:
+        p.mask_buffer.apply_mask(local)
+        p.mask_buffer.release_mask()
+    places = [Partial() if isinstance(p, _MaskPartial) else p for p in value.placements]
+    return DTensor.from_local(local, value.device_mesh, places, run_check=False, shape=value.shape,
+                              stride=value.stride())
+
+
+def _strided_axis(want: list) -> Any:
+    """The one mesh axis whose placement in `want` is a _StridedShard (a dim sharded in blocks)."""
+    from torch.distributed.tensor.placement_types import _StridedShard
+
+    axes = [a for a, p in enumerate(want) if isinstance(p, _StridedShard)]
+    return axes[0] if len(axes) == 1 else None
+
+
+def _to_strided(value: Any, mesh: Any, want: list) -> Any:
+    """value -> `want`, whose one _StridedShard axis takes its part of every block locally: the
+    other axes first (DTensor), that axis' dim left whole, then this rank's part of each block
+    cut from it (DTensor's own move into a strided shard next to another axis misplaces it)."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    axis = _strided_axis(want)
+    strided = want[axis]
+    first = list(want)
+    first[axis] = Replicate()
+    whole = value.redistribute(mesh, first) if not _same(value.placements, first) else value
+    local = whole.to_local()
+    n, me = mesh.size(axis), mesh.get_local_rank(axis)
+    blocks = local.chunk(strided.split_factor, dim=strided.dim)
+    local = torch.cat([b.chunk(n, dim=strided.dim)[me] for b in blocks], dim=strided.dim)
+    return DTensor.from_local(local, mesh, want, run_check=False, shape=value.shape, stride=value.stride())
+
+
+def _batch_dims_sharded(x: Any) -> int:
+    """How many mesh axes shard x's leading dims (those a linear flattens)."""
+    from torch.distributed.tensor import Shard
+
+    if not hasattr(x, "placements"):
+        return 0
+    return sum(1 for p in x.placements if isinstance(p, Shard) and p.dim < x.dim() - 1)
+
+
+def _local_linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """aten.linear on the local shards (local_map), for an input whose flattened dims are
+    sharded over several mesh axes: DTensor's own linear flattens them into a strided shard
+    it then cannot unflatten. Each mesh axis: the input's batch shard stays, the weight's row shard
+    shards the output's features, a shared contraction shard leaves a partial sum."""
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor.experimental import local_map
+
+    out = []
+    for px, pw in zip(x.placements, weight.placements):
+        if isinstance(px, Shard) and px.dim == x.dim() - 1 and isinstance(pw, Shard) and pw.dim == 1:
+            out.append(Partial())
+        elif isinstance(pw, Shard) and pw.dim == 0:
+            out.append(Shard(x.dim() - 1))
+        elif isinstance(px, Shard) and px.dim < x.dim() - 1:
+            out.append(px)
+        else:
+            out.append(Replicate())
+    if bias is not None and any(p.is_partial() for p in out):
+        return torch.ops.aten.linear.default(x, weight, bias)
+    inputs = (x.placements, weight.placements) + ((bias.placements,) if bias is not None else ())
+    # The local gradients: x's is partial where the weight's rows are sharded; the weight's
+    # and the bias's are partial where x's flattened (contracted) dims are sharded.
+    batch = [isinstance(px, Shard) and px.dim < x.dim() - 1 for px in x.placements]
+    grad_x = [Partial() if isinstance(pw, Shard) and pw.dim == 0 else px for px, pw in zip(x.placements, weight.placements)]
+    grad_w = [Partial() if b else pw for b, pw in zip(batch, weight.placements)]
+    grads = (grad_x, grad_w) + (([Partial() if b else pb for b, pb in zip(batch, bias.placements)],)
+                                if bias is not None else ())
+    run = local_map(torch.nn.functional.linear, out_placements=out, in_placements=inputs, in_grad_placements=grads)
+    return run(x, weight, bias) if bias is not None else run(x, weight)
+
+
+def _no_partial(spec: Spec) -> Spec:
+    from dataclasses import replace
+
+    return replace(spec, partial=())
+
+
+def _aliases(model: nn.Module) -> dict:
+    by_id: dict = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        by_id.setdefault(id(p), []).append(name)
+    return {name: names for names in by_id.values() for name in names}
