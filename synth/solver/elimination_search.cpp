@@ -34,7 +34,7 @@ namespace {
 // rounding until its plan keeps every row, or there is none, or it gives up.
 struct CutoffRun {
   std::string outcome;  // "found" (plan within the limit), "none", or why it gave up
-  Elimination last;     // the last elimination
+  LabelElimination last;     // the last elimination
 };
 
 class Prober {
@@ -66,7 +66,7 @@ class Prober {
     for (;;) {
       if (search_.runs >= kMaxRuns) return {"row limit", {}};
       if (!tracked_ || tracked_rows_ != rows_) resolve_lp();
-      Elimination run = eliminate_with_labels(kernel_, rows_, tracked_->has_duals() ? &*tracked_ : nullptr, options_);
+      LabelElimination run = eliminate_with_labels(kernel_, rows_, tracked_->has_duals() ? &*tracked_ : nullptr, options_);
       ++search_.runs;
       search_.labels += run.labels;
       search_.width = std::max(search_.width, run.width);

@@ -119,7 +119,7 @@ class Eliminator {
              const EliminationOptions& options)
       : p_(p), rows_(rows), lp_(lp && lp->has_duals() ? lp : nullptr), options_(options) {}
 
-  Elimination run();
+  LabelElimination run();
 
  private:
   void prepare();
@@ -158,7 +158,7 @@ class Eliminator {
   std::vector<std::vector<int>> factors_of_;     // per node: factors whose scope holds it (consumed ones included)
   std::vector<bool> gone_;                       // per node: eliminated
   Arena arena_;
-  Elimination result_;
+  LabelElimination result_;
   Clock::time_point start_;
   int64_t ticks_ = 0;
 };
@@ -698,7 +698,7 @@ bool Eliminator::finish() {
   return true;
 }
 
-Elimination Eliminator::run() {
+LabelElimination Eliminator::run() {
   start_ = Clock::now();
   prepare();
   bool complete = std::none_of(allowed_.begin(), allowed_.end(), [](const auto& a) { return a.empty(); });
@@ -717,7 +717,7 @@ Elimination Eliminator::run() {
 
 }  // namespace
 
-Elimination eliminate_with_labels(const Problem& problem, const std::vector<std::vector<int>>& rows,
+LabelElimination eliminate_with_labels(const Problem& problem, const std::vector<std::vector<int>>& rows,
                                   const LpRelaxation* lp, const EliminationOptions& options) {
   return Eliminator(problem, rows, lp, options).run();
 }

@@ -52,7 +52,7 @@ struct EliminationOptions {
   int64_t granularity = 1;          // usages are rounded down to a multiple of this, bytes (1: exact; see below)
 };
 
-struct Elimination {
+struct LabelElimination {
   std::string outcome = "not run";  // "found", "none" (no plan below the cutoff keeps the rows), "time limit", "label limit", "too wide"
   Assignment plan;                  // with "found": the cheapest plan below the cutoff within the tracked rows
   int64_t cost = kForbidden;        // its cost in the problem (node and edge costs)
@@ -65,7 +65,7 @@ struct Elimination {
 // (node sets, each ascending; none without a limit). `lp`, solved on the
 // same problem, prunes by its reduced costs when given; then `rows` must
 // hold every one of its binding_rows.
-Elimination eliminate_with_labels(const Problem& problem, const std::vector<std::vector<int>>& rows,
+LabelElimination eliminate_with_labels(const Problem& problem, const std::vector<std::vector<int>>& rows,
                                   const LpRelaxation* lp, const EliminationOptions& options);
 
 }  // namespace shardsynth::synth

@@ -45,7 +45,7 @@ TEST_CASE("eliminate_with_labels_FindsTheOptimumWithEveryRowTracked") {
     const Problem p = limited_problem(maker);
     CAPTURE(i);
     const BruteForceResult exact = brute_force(p);
-    const Elimination e = eliminate_with_labels(p, usage_rows(p), nullptr, {});
+    const LabelElimination e = eliminate_with_labels(p, usage_rows(p), nullptr, {});
     if (exact.cost >= kForbidden) {
       CHECK(e.outcome == "none");
       continue;
@@ -75,7 +75,7 @@ TEST_CASE("eliminate_with_labels_KeepsTheOptimumUnderTheLpsPruning") {
     ++pruned_runs;
     EliminationOptions options;
     options.cutoff = exact.cost + maker.uniform(0, 3);
-    const Elimination e = eliminate_with_labels(p, usage_rows(p), &lp, options);
+    const LabelElimination e = eliminate_with_labels(p, usage_rows(p), &lp, options);
     if (exact.cost < options.cutoff) {
       REQUIRE(e.outcome == "found");
       CHECK(e.cost == exact.cost);
@@ -129,7 +129,7 @@ TEST_CASE("eliminate_with_labels_GivesUpPastItsLabelLimit") {
   options.max_labels = 3;
   CHECK(eliminate_with_labels(p, usage_rows(p), nullptr, options).outcome == "label limit");
   options.max_labels = 1'000'000;
-  const Elimination e = eliminate_with_labels(p, usage_rows(p), nullptr, options);
+  const LabelElimination e = eliminate_with_labels(p, usage_rows(p), nullptr, options);
   CHECK(e.outcome == "found");
   CHECK(e.cost == brute_force(p).cost);
 }
