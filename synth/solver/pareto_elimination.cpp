@@ -12,7 +12,6 @@ namespace shardsynth::synth {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // a + b for least usages, which may be up to 10^18 each: capped at 4 * 10^18
 // (an under-estimate of what is left only weakens the memory pruning).
