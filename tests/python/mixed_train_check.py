@@ -31,13 +31,13 @@ import json
 import math
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
 
 STEPS, LR = 3, 1e-3
 LOSS_TOLERANCE = 1e-2
@@ -72,32 +72,15 @@ def model_args(model: str) -> list[str]:
 
 
 def write_safetensors(path: str, tensors: dict[str, torch.Tensor]) -> None:
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        t = tensors[name].contiguous()
-        code = "I64" if t.dtype == torch.int64 else "F32"
-        data = t.numpy().tobytes()
-        header[name] = {"dtype": code, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    """Parameters and inputs for shard-run's --params / --input (the safetensors package's own writer)."""
+    save_file({name: t.contiguous() for name, t in tensors.items()}, path)
 
 
 def read_safetensors(path: str) -> dict[str, torch.Tensor]:
-    with open(path, "rb") as f:
-        raw = f.read()
-    size = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + size])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", info
-        begin, end = info["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(raw[8 + size + begin:8 + size + end]), dtype=torch.float32).reshape(
-            info["shape"]).clone()
+    """shard-run's --output: every tensor float32 (the fp32 master weights)."""
+    out = load_file(path)
+    for name, t in out.items():
+        assert t.dtype == torch.float32, (name, t.dtype)
     return out
 
 
