@@ -71,9 +71,10 @@ TEST_CASE("mixed_precision_Bf16TrainsMasterWeightsInFp32") {
   CHECK(half.losses[2] < half.losses[0]);
   CHECK(half.skipped == 0);
   CHECK(half.loss_scale == 1);
-  for (const auto& [name, grad] : half.first_grads) {
+  for (const auto& entry : half.first_grads) {
+    const auto& name = entry.first;  // a plain reference: clang 14 cannot capture a structured binding
     CAPTURE(name);
-    CHECK(representable(grad, ir::DType::bfloat16));  // reduced and kept in bf16
+    CHECK(representable(entry.second, ir::DType::bfloat16));  // reduced and kept in bf16
   }
   // The parameters written out are the fp32 masters: Adam's steps of about
   // lr = 1e-3 from the seeded values, most of which bf16 cannot hold.
@@ -88,9 +89,10 @@ TEST_CASE("mixed_precision_Fp16SkipsOverflowingStepsAndHalvesTheScale") {
   const TrainResult skipped = train(ir::DType::float16, 3, {std::ldexp(1.0, 40), 2.0, 0.5, 2000});
   CHECK(skipped.skipped == 3);
   CHECK(skipped.loss_scale == std::ldexp(1.0, 37));
-  for (const auto& [name, value] : skipped.params) {
+  for (const auto& entry : skipped.params) {
+    const auto& name = entry.first;
     CAPTURE(name);
-    CHECK(value == init_param(name, value.shape, 3));
+    CHECK(entry.second == init_param(name, entry.second.shape, 3));
   }
   CHECK(skipped.losses[0] == skipped.losses[2]);
   // A scale that fits trains, and grows after `interval` finite steps.
