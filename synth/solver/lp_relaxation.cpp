@@ -167,8 +167,12 @@ class ClpRelaxation {
 
   void load() {
     const Triplets t = equality_part(p_, layout_);
-    const CoinPackedMatrix matrix(false, t.rows.data(), t.cols.data(), t.values.data(),
-                                  static_cast<CoinBigIndex>(t.values.size()));
+    CoinPackedMatrix matrix(false, t.rows.data(), t.cols.data(), t.values.data(),
+                            static_cast<CoinBigIndex>(t.values.size()));
+    // The triplets size the matrix by the largest index they hold: trailing
+    // rows or columns without an entry would be missing from Clp's model
+    // (and from its dual array) without this.
+    matrix.setDimensions(layout_.equality_rows, layout_.columns);
     std::vector<double> col_lower(layout_.columns, 0.0), col_upper(layout_.columns, COIN_DBL_MAX);
     std::vector<double> row_bound(layout_.equality_rows, 0.0);
     std::fill(row_bound.begin(), row_bound.begin() + static_cast<long>(p_.nodes.size()), 1.0);
