@@ -1,5 +1,7 @@
 #include "synth/solver/pareto_elimination.hpp"
 
+#include "synth/solver/elimination_order.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,51 +18,6 @@ using Clock = std::chrono::steady_clock;
 // a + b for least usages, which may be up to 10^18 each: capped at 4 * 10^18
 // (an under-estimate of what is left only weakens the memory pruning).
 int64_t capped_add(int64_t a, int64_t b) { return std::min<int64_t>(a + std::min<int64_t>(b, 4 * kForbidden - a), 4 * kForbidden); }
-
-// The min-fill elimination order: repeatedly the node whose neighbours need
-// the fewest new edges to become a clique (ties: fewer neighbours, lower id).
-std::vector<int> elimination_order(const Problem& p) {
-  const int n = static_cast<int>(p.nodes.size());
-  std::vector<std::set<int>> adj(n);
-  for (const auto& e : p.edges) {
-    if (e.from == e.to) continue;
-    adj[e.from].insert(e.to);
-    adj[e.to].insert(e.from);
-  }
-  auto fill = [&](int v) {
-    int missing = 0;
-    for (auto a = adj[v].begin(); a != adj[v].end(); ++a) {
-      for (auto b = std::next(a); b != adj[v].end(); ++b) missing += adj[*a].count(*b) ? 0 : 1;
-    }
-    return missing;
-  };
-  using Key = std::tuple<int, int, int>;  // fill, degree, node
-  std::set<Key> queue;
-  std::vector<Key> key(n);
-  for (int v = 0; v < n; ++v) queue.insert(key[v] = {fill(v), static_cast<int>(adj[v].size()), v});
-  std::vector<int> order;
-  while (!queue.empty()) {
-    const int v = std::get<2>(*queue.begin());
-    queue.erase(queue.begin());
-    order.push_back(v);
-    const std::vector<int> nb(adj[v].begin(), adj[v].end());
-    for (int a : nb) {
-      adj[a].erase(v);
-      for (int b : nb) {
-        if (a != b) adj[a].insert(b);
-      }
-    }
-    adj[v].clear();
-    // Fill counts change around v's neighbours: refresh them and theirs.
-    std::set<int> touched(nb.begin(), nb.end());
-    for (int a : nb) touched.insert(adj[a].begin(), adj[a].end());
-    for (int w : touched) {
-      queue.erase(key[w]);
-      queue.insert(key[w] = {fill(w), static_cast<int>(adj[w].size()), w});
-    }
-  }
-  return order;
-}
 
 // Labels of all factors, flat: per label its cost, reduced-cost excess,
 // usage per tracked row, the strategy of the node it eliminated, and the
