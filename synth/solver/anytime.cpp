@@ -150,7 +150,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   result.kernel_edges = static_cast<int>(folded.kernel.edges.size());
   // The plan to beat, if one is given and keeps the limit.
   const int64_t start_cost = options.start.empty() ? kForbidden : evaluate(problem, options.start);
-  if (settled_by_folding(problem, folded, options, start_cost, begin, on_step, result)) return result;
+  if (settled_by_folding(problem, folded, options, start_cost, begin, on_step, result)) {
+    if (options.on_bound && result.lower_bound > 0) options.on_bound(result.lower_bound);
+    return result;
+  }
   auto searches = make_searches(folded, options);
   if (start_cost < kForbidden) {
     // The searches do not start from it: they explore as they would
@@ -167,7 +170,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
-    if (gather(searches, folded, result)) return result;
+    const int64_t bound_before = result.lower_bound;
+    const bool over = gather(searches, folded, result);
+    if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
+    if (over) return result;
     stalled = improved ? 0 : stalled + options.epoch_rounds;
     if (options.stall_rounds > 0 && stalled >= options.stall_rounds) {
       result.stop_reason = "stalled";

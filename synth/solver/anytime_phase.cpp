@@ -65,10 +65,11 @@ bool eliminate_first(const CegisOptions& options, std::optional<Clock::time_poin
 // better of its two bounds (TRW-S, the LP: lp_tightening.hpp), the limit
 // does not bind much and the exact loop alone is fastest. Also true when the
 // reduction or the bound finds the problem infeasible: the exact loop
-// reports it. Otherwise, with the LP, `good_enough` is the cost within 1% of
-// the bound that lets the anytime search stop early for the exact loop.
+// reports it. Otherwise `proven` is that bound on `problem` (reductions'
+// constant included), and, with the LP, `good_enough` the cost within 1% of
+// it that lets the anytime search stop early for the exact loop.
 bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
-                      std::optional<PreparedKernel>& prepared, int64_t& good_enough) {
+                      std::optional<PreparedKernel>& prepared, int64_t& good_enough, int64_t& proven) {
   prepared.emplace();
   prepared->reduced = reduce(problem);
   if (prepared->reduced.constant >= kForbidden) return true;
@@ -87,8 +88,17 @@ bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::
     if (eliminate_first(options, deadline, *prepared, plan, bound)) return true;
   }
   if (plan < kForbidden && plan - bound <= plan / 100) return true;
+  proven = cost_add(prepared->reduced.constant, bound);
   if (options.lp_bound) good_enough = prepared->reduced.constant + bound + bound / 99;
   return false;
+}
+
+// Raises the result's lower bound and publishes the rise at once, so that a
+// search abandoned at the deadline (time_guard.hpp) still reports it.
+void raise_bound(int64_t bound, const BoundCallback& on_bound, CegisResult& result) {
+  if (bound <= result.lower_bound || bound >= kForbidden) return;
+  result.lower_bound = bound;
+  if (on_bound) on_bound(bound);
 }
 
 AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock::time_point> deadline,
@@ -136,18 +146,21 @@ bool take_found(const Problem& problem, const AnytimeResult& found, const Iterat
 }  // namespace
 
 bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
-                       const IterationCallback& on_iteration, CegisResult& result,
+                       const IterationCallback& on_iteration, const BoundCallback& on_bound, CegisResult& result,
                        std::optional<PreparedKernel>& prepared) {
   const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
   int64_t good_enough = 0;  // with the LP: a plan within 1% of its bound ends the anytime search
+  int64_t proven = 0;       // the exact loop's bound computed before the anytime search, on `problem`
   if (exact_after && options.anytime == AnytimeMode::automatic &&
-      exact_loop_alone(problem, options, deadline, prepared, good_enough)) {
+      exact_loop_alone(problem, options, deadline, prepared, good_enough, proven)) {
     return false;
   }
+  raise_bound(proven, on_bound, result);
   if (options.starts) score_starts(problem, options.starts(deadline), on_iteration, result);
   auto last = Clock::now();
   AnytimeOptions anytime = anytime_options(options, deadline, result, exact_after);
   anytime.good_enough = good_enough;
+  anytime.on_bound = [&](int64_t bound) { raise_bound(bound, on_bound, result); };
   const AnytimeResult found = anytime_search(problem, anytime, [&](const AnytimeStep& step) {
         Iteration it;
         it.status = CheckStatus::sat;
