@@ -60,14 +60,17 @@ CegisOptions cegis_options(const Flags& flags) {
   options.relax_usage = flags.relax;
   if (flags.time_limit > 0) {
     // The limit counts from the start of the process: loading and lowering
-    // are inside it, and 1% of it (at least 0.6 s) is kept for writing the
+    // are inside it, and 1% of it (at least 0.8 s) is kept for writing the
     // outputs and leaving: Llama 3 70B on 8x8 printed its plan 0.24 s after
     // a 120 s deadline and the kernel took 0.5 s more to unmap the 3.8 GB Z3
     // had grown. A search that Z3 keeps past its deadline is abandoned
     // kAbandonGrace (0.4 s) later (time_guard.hpp), so the reserve holds the
     // grace and the exit: with 0.2 s, 816-node problems ended 0.2 to 0.3 s
-    // past a 20 s limit.
-    const double reserve = std::max(0.6, 0.01 * flags.time_limit);
+    // past a 20 s limit; with 0.6 s, S (28,526 nodes, 420 MB) ended 0.15 s
+    // past a 60 s limit at load 17 (in a 20 s run at that load, its search
+    // was abandoned and printed its verdict 0.46 s after the deadline; the
+    // exit of a process of that size, beside the abandoned threads, follows).
+    const double reserve = std::max(0.8, 0.01 * flags.time_limit);
     options.deadline = kProcessStart + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                            std::chrono::duration<double>(std::max(0.01, flags.time_limit - reserve)));
   }
