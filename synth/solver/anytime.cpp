@@ -163,10 +163,14 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     for (auto& s : searches) s->beat(start_cost - folded.constant);
   }
   std::vector<std::vector<KernelPlan>> found(searches.size());
-  long stalled = 0;
+  long stalled = 0;       // rounds (of each search) since the last improvement
+  long run = 0;           // rounds run by each search
+  long improved_at = 0;   // `run` at the last improvement
   while (!out_of_time(options)) {
     run_epoch(searches, options.epoch_rounds, found);
+    run += options.epoch_rounds;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
+    if (improved) improved_at = run;
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
@@ -175,7 +179,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
     stalled = improved ? 0 : stalled + options.epoch_rounds;
-    if (options.stall_rounds > 0 && stalled >= options.stall_rounds) {
+    if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
       result.stop_reason = "stalled";
       return result;
     }

@@ -435,3 +435,33 @@ TEST_CASE("anytime_search_PublishesEachRiseOfItsLowerBoundAsItIsProven") {
 }
 
 }  // namespace shardsynth::synth
+
+namespace shardsynth::synth {
+
+TEST_CASE("anytime_search_StallsOnlyAfterRatioTimesTheRoundsToItsLastImprovement") {
+  // One search, one round an epoch: it stops, stalled, exactly
+  // max(stall_rounds, stall_ratio * L) rounds after its last improvement
+  // in round L.
+  std::mt19937 rng(43u);
+  int stalled = 0, ratio_decided = 0;
+  for (int i = 0; i < 60; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.seed = static_cast<uint64_t>(i);
+    options.region_attempts = 0;
+    options.stall_rounds = 2;
+    options.stall_ratio = 3;
+    long last = 0;
+    const AnytimeResult r = anytime_search(p, options, [&](const AnytimeStep& step) { last = step.round; });
+    if (r.stop_reason != "stalled") continue;
+    ++stalled;
+    const long wait = std::max<long>(2, 3 * last);
+    ratio_decided += wait > 2;
+    CHECK(r.rounds == last + wait);
+  }
+  MESSAGE(stalled << " searches stalled, " << ratio_decided << " of them where the ratio decided");
+  CHECK(ratio_decided >= 5);
+}
+
+}  // namespace shardsynth::synth
