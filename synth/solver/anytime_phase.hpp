@@ -4,7 +4,8 @@
 // search (anytime.hpp), whose improving plans are steps too. A plan it
 // proves optimal (Z3 on the whole kernel) ends the run, and so does its
 // stop on a problem too large for the exact loop. On smaller problems it
-// gets half of the time limit (or runs until it stalls), and its best plan
+// gets at most half of the time limit and stops sooner when it stalls
+// (anytime_options in anytime_phase.cpp), and its best plan
 // becomes the exact loop's first incumbent.
 #include <chrono>
 #include <optional>
