@@ -167,6 +167,20 @@ nlohmann::json read_schedule_json(const std::string& path) {
   }
 }
 
+// A training graph, which ends in the model's loss head: for --train, and
+// for a schedule synthesized in training mode (it plans that head). A
+// schedule that cannot be read says nothing here; run() reports it.
+bool builds_training_graph(const Flags& flags) {
+  if (flags.train) return true;
+  if (flags.schedule_path.empty()) return false;
+  try {
+    const nlohmann::json json = read_schedule_json(flags.schedule_path);
+    return json.is_object() && json.contains("mode") && json["mode"] == "training";
+  } catch (const ir::InputError&) {
+    return false;
+  }
+}
+
 bool is_staged(const nlohmann::json& json) {
   return json.is_object() && json.contains("format") && json["format"] == ir::kStagedScheduleFormat;
 }
@@ -200,7 +214,9 @@ int run_staged(const Flags& flags, const std::string& model_name, const ir::Grap
 int run(const Flags& flags, const std::string& model_name, int rank) {
   // Everything up to the communicator is checked by every rank alike, so a
   // bad input makes every rank exit 2 with the same message and nothing hangs.
-  const ir::Graph graph = ir::build_model(flags.model, model_name);
+  ir::ModelFlags model_flags = flags.model;
+  model_flags.training = builds_training_graph(flags);
+  const ir::Graph graph = ir::build_model(model_flags, model_name);
   if (flags.micro_batches < 1) {
     throw ir::InputError("--micro-batches " + std::to_string(flags.micro_batches) + ": must be at least 1");
   }

@@ -181,7 +181,7 @@ def llama_logits(w: dict[str, torch.Tensor], ids: torch.Tensor) -> torch.Tensor:
 MODELS = {"gpt2": (gpt2_weights, gpt2_logits, GPT2), "llama": (llama_weights, llama_logits, LLAMA)}
 
 
-def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor,
+def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor, labels: torch.Tensor,
                 dtype: torch.dtype) -> tuple[list[float], dict[str, torch.Tensor]]:
     """STEPS Adam steps on fp32 master weights, the model run in `dtype`. Returns (losses, master weights)."""
     _, logits_of, sizes = MODELS[model]
@@ -192,7 +192,8 @@ def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor,
     for _ in range(STEPS):
         w = {k: v.detach().to(dtype).requires_grad_(True) for k, v in master.items()}
         logits = logits_of(w, ids)
-        loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, sizes["vocab"]), ids[:, 1:].reshape(-1))
+        # shard-run's loss head: every position scores its label, in fp32.
+        loss = F.cross_entropy(logits.float().reshape(-1, sizes["vocab"]), labels.reshape(-1))
         (loss * scale).backward()
         inverse = torch.tensor(1.0 / scale, dtype=torch.float32)
         grads = {k: w[k].grad.float() * inverse for k in master}
@@ -303,10 +304,12 @@ def main() -> int:
             weights_of, _, sizes = MODELS[model]
             g = torch.Generator().manual_seed(30)
             init = weights_of(g)
-            ids = torch.randint(sizes["vocab"], (sizes["batch"], sizes["seq"]), generator=g)
+            # A data loader's windows of a token stream: the input ids and their next tokens (the labels).
+            stream = torch.randint(sizes["vocab"], (sizes["batch"], sizes["seq"] + 1), generator=g)
+            ids, labels = stream[:, :-1].contiguous(), stream[:, 1:].contiguous()
             write_safetensors(os.path.join(tmp, "params.safetensors"), init)
-            write_safetensors(os.path.join(tmp, "input.safetensors"), {"input_ids": ids})
-            want_losses, want = torch_train(model, init, ids, DTYPES[a.dtype])
+            write_safetensors(os.path.join(tmp, "input.safetensors"), {"input_ids": ids, "labels": labels})
+            want_losses, want = torch_train(model, init, ids, labels, DTYPES[a.dtype])
             for _, mesh, plan in model_cases:
                 failures += not run_case((a.synth, a.shard_run, a.mpiexec), tmp, model, mesh, plan, a.dtype,
                                          want_losses, init, want)
