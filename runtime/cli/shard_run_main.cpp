@@ -167,18 +167,31 @@ nlohmann::json read_schedule_json(const std::string& path) {
   }
 }
 
-// A training graph, which ends in the model's loss head: for --train, and
-// for a schedule synthesized in training mode (it plans that head). A
-// schedule that cannot be read says nothing here; run() reports it.
-bool builds_training_graph(const Flags& flags) {
-  if (flags.train) return true;
-  if (flags.schedule_path.empty()) return false;
-  try {
-    const nlohmann::json json = read_schedule_json(flags.schedule_path);
-    return json.is_object() && json.contains("mode") && json["mode"] == "training";
-  } catch (const ir::InputError&) {
-    return false;
+// The mode of a schedule's JSON (a staged one's: its first stage's), or ""
+// when it names none.
+std::string schedule_mode(const nlohmann::json& json) {
+  const nlohmann::json* schedule = &json;
+  if (json.is_object() && json.contains("stages") && json["stages"].is_array() && !json["stages"].empty() &&
+      json["stages"][0].is_object() && json["stages"][0].contains("schedule")) {
+    schedule = &json["stages"][0]["schedule"];
   }
+  if (!schedule->is_object() || !schedule->contains("mode") || !(*schedule)["mode"].is_string()) return "";
+  return (*schedule)["mode"].get<std::string>();
+}
+
+// A training graph, which ends in the model's loss head, where the
+// schedule is a training plan (it plans that head), else for --train. A
+// schedule that cannot be read says nothing here; run() reports it, and
+// --train with an inference plan is refused there.
+bool builds_training_graph(const Flags& flags) {
+  std::string mode;
+  if (!flags.schedule_path.empty()) {
+    try {
+      mode = schedule_mode(read_schedule_json(flags.schedule_path));
+    } catch (const ir::InputError&) {
+    }
+  }
+  return mode.empty() ? flags.train : mode == "training";
 }
 
 bool is_staged(const nlohmann::json& json) {
