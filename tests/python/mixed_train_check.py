@@ -9,7 +9,9 @@ same model the way PyTorch does mixed precision by hand: fp32 master weights
 and torch.optim.Adam on them; each step casts them to the 16-bit dtype, runs
 the forward and backward in it (every op's result in the dtype, fp32 inside
 the op on CPU), takes the cross-entropy in fp32 on the 16-bit logits (as
-torch.autocast does), and steps on the gradients widened to fp32. float16
+torch.autocast does) against the labels (a data loader's: the next token of
+every position, the loss head shard-run's training graph ends in), and
+steps on the gradients widened to fp32. float16
 adds dynamic loss scaling, torch.amp.GradScaler's scheme and defaults.
 The model is written from Hugging Face's GPT2LMHeadModel and
 LlamaForCausalLM equations; it shares no code with the project.
@@ -264,10 +266,11 @@ def run_case(tools: tuple[str, str, str], tmp: str, model: str, mesh: str, plan:
     halves = ""
     if plan != "synthesized":
         # The same plan in fp32 sends each float twice the bytes; the token
-        # ids stay int64 (8 bytes), and are gathered whole at most once a step.
+        # ids and the labels stay int64 (8 bytes), each gathered whole at most
+        # once a step.
         fp32 = byte_table(train("fp32").stdout)
         sizes = MODELS[model][2]
-        ids_bytes = STEPS * 7 * sizes["batch"] * sizes["seq"] * 8 // 8
+        ids_bytes = 2 * STEPS * 7 * sizes["batch"] * sizes["seq"] * 8 // 8
         extra = {kind: 2 * rows[kind][0] - fp32[kind][0] for kind in rows}
         halved = all(0 <= extra[kind] <= (ids_bytes if kind == "all_gather" else 0) for kind in rows)
         bytes_ok = bytes_ok and halved
