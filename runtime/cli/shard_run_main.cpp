@@ -13,7 +13,9 @@
 // --check confirms (runtime/memory_check.hpp); staged runs are not measured.
 // --params and --input load parameters and graph inputs from safetensors
 // files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
-// gathered graph output.
+// gathered graph output. gpt2 and llama are built as training graphs, ending
+// in their loss head, for a training schedule (or --train without one):
+// ir::build_model's `training`.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
