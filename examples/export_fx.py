@@ -15,6 +15,9 @@ matching kind is written with its own name as kind (`sin`, `Conv2d`), which
     .venv/bin/python examples/export_fx.py llama --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 256 \
         --seq 16 --out l.json [--tied]
 
+gpt2 and llama take --loss: the graph ends in the cross-entropy loss of the
+logits against a `labels` input, as `synth`'s training graphs do.
+
 As a library: export_graph(module, example_inputs) returns the JSON value and
 write_graph(graph, path) writes it atomically.
 """
@@ -229,6 +232,25 @@ class _Exporter:
             return None
         return float(labels[0]) if reduction == "mean" else 1.0
 
+    def unflatten_loss_inputs(self, entry):
+        """The loss head as synth's builders write it: where the cross-entropy reads
+        logits [b, t, v] flattened to [b*t, v] and labels [b, t] flattened to
+        [b*t] by views nothing else reads, the views are dropped and the loss
+        reads the unflattened tensors."""
+        by_name = {n["name"]: n for n in self.nodes}
+        views = [by_name[i] for i in entry["inputs"]]
+        if any(v["kind"] != "view" or len(v["inputs"]) != 1 for v in views):
+            return
+        sources = [by_name[v["inputs"][0]] for v in views]
+        logits, labels = (s["shape"] for s in sources)
+        if logits[:-1] != labels or views[0]["shape"] != [math.prod(labels), logits[-1]]:
+            return
+        if any(v["name"] in n["inputs"] for v in views for n in self.nodes if n is not entry):
+            return
+        for v in views:
+            self.nodes.remove(v)
+        entry["inputs"] = [s["name"] for s in sources]
+
     def is_last_dim(self, node, input_node, dim):
         rank = len(self.meta(input_node).shape)
         return isinstance(dim, int) and dim in (-1, rank - 1)
@@ -272,7 +294,9 @@ class _Exporter:
         if op == "cross_entropy" and len(inputs) == 2:
             divisor = self.cross_entropy_divisor(node, inputs)
             if divisor is not None:
-                return self.emit(node, "cross_entropy", inputs, target, real_attrs={"divisor": divisor})
+                entry = self.emit(node, "cross_entropy", inputs, target, real_attrs={"divisor": divisor})
+                self.unflatten_loss_inputs(entry)
+                return entry
         condition = _arg(node, 1, "mask") if node.target == "masked_fill" else _arg(node, 0, "condition")
         if op == "where" and len(inputs) == 1 and x is not condition:
             return self.emit(node, "causal_mask", inputs, target)  # a select against a constant mask
@@ -416,6 +440,26 @@ def write_graph(graph, path):
         raise
 
 
+class WithLoss(nn.Module):
+    """A language model's forward ending in its training loss: the mean
+    cross-entropy of every position's logits against `labels` (the last
+    input; the next token of each position, as a data loader hands them)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, labels):
+        return F.cross_entropy(self.model(input_ids).flatten(0, 1), labels.flatten())
+
+
+class WithLossAndPositions(WithLoss):
+    """WithLoss for a model that also takes position ids (examples/torch_gpt2.py)."""
+
+    def forward(self, input_ids, labels, position_ids):
+        return F.cross_entropy(self.model(input_ids, position_ids).flatten(0, 1), labels.flatten())
+
+
 def _positive(text):
     value = int(text)
     if value < 1:
@@ -442,6 +486,9 @@ def main(argv=None):
     llama.add_argument("--tied", action="store_true", help="lm_head shares model.embed_tokens.weight")
     for p in (mlp, gpt2, llama):
         p.add_argument("--out", required=True, help="the graph JSON file to write")
+    for p in (gpt2, llama):
+        p.add_argument("--loss", action="store_true",
+                       help="end in the cross-entropy loss against a labels input (as synth's training graphs)")
     args = parser.parse_args(argv)
     try:
         if args.model == "mlp":
@@ -462,6 +509,10 @@ def main(argv=None):
                                   f"exceed positions {args.positions}")
             module = torch_gpt2.Gpt2(args.layers, args.heads, args.embd, args.vocab, args.positions)
             inputs = torch_gpt2.example_inputs(args.batch, args.seq)
+        if getattr(args, "loss", False):
+            labels = torch.zeros(args.batch, args.seq, dtype=torch.int64)
+            module = WithLoss(module) if len(inputs) == 1 else WithLossAndPositions(module)
+            inputs = (inputs[0], labels, *inputs[1:])
         write_graph(export_graph(module, inputs, device="meta"), args.out)
     except (ExportError, OSError) as e:
         print(f"export_fx.py: error: {e}", file=sys.stderr)

@@ -29,7 +29,8 @@ struct ModelFlags {
   LlamaConfig llama{-1, -1, -1, -1, -1, -1, -1, -1, -1, false, 500000, 1e-5, DType::float32};  // llama sizes; negative = the preset's
   int llama_tied = -1;            // llama --tied (1) / --untied (0); -1 = the preset's
   std::string dtype = "float32";  // --dtype
-  bool loss_head = false;         // --loss-head: gpt2 and llama end in the cross-entropy loss (ir::add_lm_head)
+  bool loss_head = false;         // --loss-head: gpt2 and llama end in the cross-entropy loss (ir::add_lm_head) in inference too
+  bool training = false;          // set by the command, not a flag: a training graph, where gpt2 and llama always end in their loss
   std::string graph_path;         // positional graph JSON file (docs/graph_json.md); empty = a model subcommand
   std::string unknown_ops = "error";  // --unknown-ops: error or replicate
 };
@@ -56,7 +57,8 @@ inline void add_llama_subcommand(CLI::App& app, ModelFlags& flags) {
 inline void add_model_subcommands(CLI::App& app, ModelFlags& flags) {
   app.add_option("--dtype", flags.dtype, "element type: float32, float16, bfloat16 (or fp32, fp16, bf16)")->capture_default_str();
   app.add_flag("--loss-head", flags.loss_head,
-               "gpt2, llama: end in the cross-entropy loss against a labels input, planned like any op (default: the logits)");
+               "gpt2, llama: end in the cross-entropy loss against a labels input in inference too (training graphs "
+               "always do; default in inference: the logits)");
   auto* mlp = app.add_subcommand("mlp", "the built-in two-layer MLP: x -> fc1 -> gelu -> fc2");
   mlp->add_option("--batch", flags.mlp.batch, "batch size (x dim 0)")->capture_default_str()->check(positive_number());
   mlp->add_option("--seq", flags.mlp.seq, "sequence length (x dim 1)")->capture_default_str()->check(positive_number());
@@ -96,7 +98,9 @@ inline std::string chosen_model(const CLI::App& app, const ModelFlags& flags) {
 }
 
 // Builds the model named by the chosen subcommand ("graph": reads the graph
-// file; one line per replicated unknown op goes to `warnings`). Throws
+// file; one line per replicated unknown op goes to `warnings`). gpt2 and
+// llama end in their cross-entropy loss head (ir::add_lm_head) in a training
+// graph or with --loss-head; a graph file and mlp end where they end. Throws
 // InputError on bad sizes or a bad graph file.
 inline Graph build_model(const ModelFlags& flags, const std::string& model, std::vector<std::string>* warnings = nullptr) {
   if (model == "graph") {
@@ -124,7 +128,7 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
           {f.batch, &config.batch}});
     if (flags.llama_tied >= 0) config.tied = flags.llama_tied == 1;
     config.dtype = dtype;
-    config.loss_head = flags.loss_head;
+    config.loss_head = flags.loss_head || flags.training;
     return build_llama(config);
   }
   const Gpt2Config& f = flags.gpt2;
@@ -132,7 +136,7 @@ inline Graph build_model(const ModelFlags& flags, const std::string& model, std:
   take({{f.n_layer, &config.n_layer}, {f.n_head, &config.n_head}, {f.n_embd, &config.n_embd}, {f.seq, &config.seq},
         {f.batch, &config.batch}, {f.vocab, &config.vocab}});
   config.dtype = dtype;
-  config.loss_head = flags.loss_head;
+  config.loss_head = flags.loss_head || flags.training;
   return build_gpt2(config);
 }
 

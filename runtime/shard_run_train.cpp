@@ -116,8 +116,12 @@ int run_train_command(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
     std::printf("recomputation: %lld op forwards run again for the backward (the plan's checkpoints, all steps)\n",
                 static_cast<long long>(result.recomputed));
   }
-  std::printf("(forward, backward and gradient syncs of all %d steps; the loss's gather of the output is not counted)\n",
-              options.steps);
+  if (result.loss.kind == LossKind::in_graph) {
+    std::printf("(forward with the loss head, backward and gradient syncs of all %d steps)\n", options.steps);
+  } else {
+    std::printf("(forward, backward and gradient syncs of all %d steps; the loss's gather of the output is not counted)\n",
+                options.steps);
+  }
   if (schedule.memory && report_memory(*schedule.memory, measured, step_names(graph, true), command.check,
                                        options.optimizer == OptimizerKind::adam) != 0) {
     status = 1;

@@ -42,8 +42,11 @@
 // (an uncounted vote, Communicator::any_rank) leaves the master weights and
 // Adam as they were, but still moves the parameters as the plan prices.
 //
-// Excluded from the byte count: gathering the output for the loss, and
-// gathering gradients and parameters whole for the result.
+// Excluded from the byte count: gathering gradients and parameters whole
+// for the result, and, for a graph without its loss head (a graph file's
+// logits, the MLP), gathering the output whole for the loss. The built-in
+// language models' training graphs end in their loss head, planned and
+// counted like any op.
 #include <cstdint>
 #include <functional>
 #include <map>

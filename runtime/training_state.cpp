@@ -293,7 +293,11 @@ double TrainingState::take_loss(const ForwardPass& pass, const std::string& outp
                                 const Tensor* labels, uint64_t seed, double scale, std::map<std::string, Tensor>& grads) {
   const ir::Node& node = graph_.node(*graph_.find(output));
   const ir::Spec& spec = plan_.of(output);
-  LossValue loss = compute_loss(choice, gather(pass.value(output), node.type, spec), labels, seed);
+  // An in-graph loss (the plan's loss head) is whole on every rank where
+  // the plan leaves it: read in place, no gather outside the plan.
+  const bool in_place = choice.kind == LossKind::in_graph && spec == ir::replicated(spec.rank());
+  LossValue loss =
+      compute_loss(choice, in_place ? pass.value(output) : gather(pass.value(output), node.type, spec), labels, seed);
   if (scaler_) scale *= scaler_->scale();
   if (scale != 1.0) {
     for (float& g : loss.grad.data) g = static_cast<float>(g * scale);

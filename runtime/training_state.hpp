@@ -69,9 +69,10 @@ class TrainingState final : private ParamUses {
   // moved back to its stored spec.
   void end_step();
 
-  // The loss of `pass`'s output node `output` (gathered whole, outside the
-  // plan's bytes): `labels` whole for next_token, `seed` draws the mse
-  // target. Sets grads[output] to `scale` times its gradient, in the
+  // The loss of `pass`'s output node `output`: an in-graph loss head's
+  // value as the plan leaves it (whole), else the output gathered whole
+  // outside the plan's bytes (`labels` whole for next_token, `seed` draws
+  // the mse target). Sets grads[output] to `scale` times its gradient, in the
   // output's spec without partial axes; returns the loss.
   double take_loss(const ForwardPass& pass, const std::string& output, const LossChoice& choice, const Tensor* labels,
                    uint64_t seed, double scale, std::map<std::string, Tensor>& grads);

@@ -1,13 +1,14 @@
 #pragma once
 // The small GPT-2 the tests share (the e2e tests' `gpt2 --layers L --embd 64
-// --heads 4 --seq 16 --batch 8 --vocab 256`).
+// --heads 4 --seq 16 --batch 8 --vocab 256`); `loss_head` gives the graph
+// those commands build for training, which ends in its loss.
 #include <cstdint>
 
 #include "ir/gpt2.hpp"
 
 namespace shardsynth::testing {
 
-inline ir::Graph tiny_gpt2(int64_t layers) {
+inline ir::Graph tiny_gpt2(int64_t layers, bool loss_head = false) {
   ir::Gpt2Config c;
   c.n_layer = layers;
   c.n_embd = 64;
@@ -16,6 +17,7 @@ inline ir::Graph tiny_gpt2(int64_t layers) {
   c.batch = 8;
   c.vocab = 256;
   c.n_positions = 16;
+  c.loss_head = loss_head;
   return ir::build_gpt2(c);
 }
 

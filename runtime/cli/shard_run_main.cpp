@@ -13,7 +13,9 @@
 // --check confirms (runtime/memory_check.hpp); staged runs are not measured.
 // --params and --input load parameters and graph inputs from safetensors
 // files (a Hugging Face GPT-2 checkpoint loads as is); --output writes the
-// gathered graph output.
+// gathered graph output. gpt2 and llama are built as training graphs, ending
+// in their loss head, for a training schedule (or --train without one):
+// ir::build_model's `training`.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -167,6 +169,33 @@ nlohmann::json read_schedule_json(const std::string& path) {
   }
 }
 
+// The mode of a schedule's JSON (a staged one's: its first stage's), or ""
+// when it names none.
+std::string schedule_mode(const nlohmann::json& json) {
+  const nlohmann::json* schedule = &json;
+  if (json.is_object() && json.contains("stages") && json["stages"].is_array() && !json["stages"].empty() &&
+      json["stages"][0].is_object() && json["stages"][0].contains("schedule")) {
+    schedule = &json["stages"][0]["schedule"];
+  }
+  if (!schedule->is_object() || !schedule->contains("mode") || !(*schedule)["mode"].is_string()) return "";
+  return (*schedule)["mode"].get<std::string>();
+}
+
+// A training graph, which ends in the model's loss head, where the
+// schedule is a training plan (it plans that head), else for --train. A
+// schedule that cannot be read says nothing here; run() reports it, and
+// --train with an inference plan is refused there.
+bool builds_training_graph(const Flags& flags) {
+  std::string mode;
+  if (!flags.schedule_path.empty()) {
+    try {
+      mode = schedule_mode(read_schedule_json(flags.schedule_path));
+    } catch (const ir::InputError&) {
+    }
+  }
+  return mode.empty() ? flags.train : mode == "training";
+}
+
 bool is_staged(const nlohmann::json& json) {
   return json.is_object() && json.contains("format") && json["format"] == ir::kStagedScheduleFormat;
 }
@@ -200,7 +229,9 @@ int run_staged(const Flags& flags, const std::string& model_name, const ir::Grap
 int run(const Flags& flags, const std::string& model_name, int rank) {
   // Everything up to the communicator is checked by every rank alike, so a
   // bad input makes every rank exit 2 with the same message and nothing hangs.
-  const ir::Graph graph = ir::build_model(flags.model, model_name);
+  ir::ModelFlags model_flags = flags.model;
+  model_flags.training = builds_training_graph(flags);
+  const ir::Graph graph = ir::build_model(model_flags, model_name);
   if (flags.micro_batches < 1) {
     throw ir::InputError("--micro-batches " + std::to_string(flags.micro_batches) + ": must be at least 1");
   }

@@ -239,7 +239,9 @@ int run_model(const Flags& flags, const std::string& model_name) {
     throw ir::InputError("--svg needs Graphviz's dot on PATH (install the graphviz package, or write --dot FILE instead)");
   }
   std::vector<std::string> warnings;  // unknown ops kept replicated
-  run.graph = ir::build_model(flags.model, model_name, &warnings);
+  ir::ModelFlags model_flags = flags.model;
+  model_flags.training = costs::parse_mode(flags.mode) == costs::Mode::training;  // the loss head is in the plan
+  run.graph = ir::build_model(model_flags, model_name, &warnings);
   for (const auto& warning : warnings) run.log->warn("{}", warning);
   run.mesh = make_mesh(flags);
   run.model = costs::make_cost_model(flags.cost_model);

@@ -141,10 +141,11 @@ py::dict collectives(const py::object& graph_json, const py::object& schedule_js
   }
 }
 
-py::object builtin_graph(const std::string& name, const std::optional<int64_t>& layers) {
+py::object builtin_graph(const std::string& name, const std::optional<int64_t>& layers, bool loss_head) {
   try {
     if (name == "mlp") {
       if (layers) throw ir::InputError("layers " + std::to_string(*layers) + ": the mlp has a fixed two layers");
+      if (loss_head) throw ir::InputError("loss_head needs a language model (gpt2), not mlp");
       return to_python(ir::graph_to_json(ir::build_mlp({})));
     }
     if (name == "gpt2") {
@@ -153,6 +154,7 @@ py::object builtin_graph(const std::string& name, const std::optional<int64_t>& 
         if (*layers <= 0) throw ir::InputError("layers " + std::to_string(*layers) + " is not a positive count");
         config.n_layer = *layers;
       }
+      config.loss_head = loss_head;
       return to_python(ir::graph_to_json(ir::build_gpt2(config)));
     }
     throw ir::InputError("unknown built-in graph '" + name + "' (known: mlp, gpt2)");
@@ -182,6 +184,8 @@ PYBIND11_MODULE(_native, m) {
         "axis, phase (forward, backward, optimizer), bytes (one device sends, ring volumes), elements (its local\n"
         "buffer), cost (its price), tensor, move (FROM->TO, spec text)}; cost (the schedule's, re-scored) and mode.\n"
         "Bad input raises ValueError.");
-  m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(),
-        "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).");
+  m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(), py::arg("loss_head") = false,
+        "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).\n"
+        "loss_head: gpt2 ends in its cross-entropy loss against a labels input, as `synth --mode training` builds it\n"
+        "(pass it for a training graph; without it the graph ends in the logits).");
 }

@@ -65,10 +65,16 @@ TEST_CASE("export_fx_TorchGpt2SolvesToTheBuiltinOptimum") {
     for (const auto& p : node.value("params", nlohmann::json::array())) tied += p.value("tied_to", "") == "wte.weight";
   }
   CHECK(tied == 1);  // lm_head.weight shares wte's storage
-  for (const std::string model : {" --mesh 8", " --mesh 2x4 --mode training", " --cost-model slapo --mesh 4"}) {
+  for (const std::string model : {" --mesh 8", " --cost-model slapo --mesh 4"}) {
     CAPTURE(model);
     CHECK(optimum(graph + model, dir / "a.json") == optimum("gpt2" + sizes + model, dir / "b.json"));
   }
+  // synth's training graph ends in its loss head: the export with --loss does too.
+  const auto with_loss = run_command(kPython + " " + kExporter + " gpt2" + sizes + " --loss --out " + graph);
+  CAPTURE(with_loss.err);
+  REQUIRE(with_loss.exit_code == 0);
+  const std::string training = " --mesh 2x4 --mode training";
+  CHECK(optimum(graph + training, dir / "a.json") == optimum("gpt2" + sizes + training, dir / "b.json"));
   std::filesystem::remove_all(dir);
 }
 
@@ -84,7 +90,9 @@ TEST_CASE("export_fx_TorchLlamaSolvesToTheBuiltinOptimum") {
   for (const auto& [size, mesh] : sizes) {
     const auto size_text = size;  // clang 14 cannot capture a structured binding in CAPTURE
     CAPTURE(size_text);
-    const auto exported = run_command(kPython + " " + kExporter + " llama" + size + " --out " + graph);
+    // A training graph ends in its loss head, as synth's does: the export with --loss.
+    const std::string loss = mesh.find("training") != std::string::npos ? " --loss" : "";
+    const auto exported = run_command(kPython + " " + kExporter + " llama" + size + loss + " --out " + graph);
     CAPTURE(exported.err);
     REQUIRE(exported.exit_code == 0);
     CHECK(optimum(graph + mesh, dir / "a.json") == optimum("llama" + size + mesh, dir / "b.json"));

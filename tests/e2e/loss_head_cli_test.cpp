@@ -1,6 +1,6 @@
-// End-to-end: the cross-entropy head inside the plan (`--loss-head`). A small
-// GPT-2 and a small Llama end in a `cross_entropy` op against a `labels`
-// input; `synth` plans it like any op, and where the plan shards the logits'
+// End-to-end: the cross-entropy head inside the plan, the default of every
+// training graph (no flag). A small GPT-2 and a small Llama end in a
+// `cross_entropy` op against a `labels` input; `synth` plans it like any op, and where the plan shards the logits'
 // vocabulary (Megatron's column-parallel lm_head read in place: Megatron-LM's
 // vocabulary-parallel cross-entropy) `shard-run --train --check` runs the
 // rows' statistics exchange and the partial loss on 8 CPU ranks and matches
@@ -77,7 +77,7 @@ TEST_CASE("loss_head_VocabularyParallelTrainingMatchesTheReference") {
     CAPTURE(c.mesh);
     CAPTURE(c.plan);
     CAPTURE(c.model);
-    const auto synth = run_command(kSynth + " --quiet --loss-head --mode training --mesh " + c.mesh + " " + c.plan +
+    const auto synth = run_command(kSynth + " --quiet --mode training --mesh " + c.mesh + " " + c.plan +
                                    " --schedule " + plan + " " + c.model);
     REQUIRE(synth.exit_code == 0);
     CHECK(synth.out.find("sch[\"loss\"]") != std::string::npos);
@@ -86,7 +86,7 @@ TEST_CASE("loss_head_VocabularyParallelTrainingMatchesTheReference") {
     CAPTURE(logits);
     CHECK(!logits.empty());
     CHECK(logits.back() != 'R');
-    const auto run = run_command(kMpirun + "8 " + SHARDSYNTH_SHARD_RUN_BIN + " --loss-head --train --steps 3 --check --schedule " +
+    const auto run = run_command(kMpirun + "8 " + SHARDSYNTH_SHARD_RUN_BIN + " --train --steps 3 --check --schedule " +
                                  plan + " " + c.model);
     CAPTURE(run.out);
     CAPTURE(run.err);
@@ -94,6 +94,31 @@ TEST_CASE("loss_head_VocabularyParallelTrainingMatchesTheReference") {
     CHECK(count(run.out, ": OK\n") == 3);
     CHECK(run.out.find("MISMATCH") == std::string::npos);
     CHECK(run.out.find("in_graph") != std::string::npos);
+    // The loss is read where the plan leaves it: nothing is gathered outside the plan.
+    CHECK(run.out.find("(forward with the loss head, backward and gradient syncs of all 3 steps)") != std::string::npos);
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("loss_head_TrainingGraphsEndInTheLossInferenceGraphsInTheLogits") {
+  // The graph table synth prints: its last rows are the labels input, the
+  // loss and the scalar output in training, the logits' output otherwise
+  // (or with --loss-head, an evaluation loss). The MLP has no loss head.
+  const std::string loss_row = "<function cross_entropy>";
+  for (const char* model : {kGpt2, kLlama}) {
+    CAPTURE(model);
+    const auto training = run_command(kSynth + " --mode training --mesh 2 " + model);
+    REQUIRE(training.exit_code == 0);
+    CHECK(training.out.find(loss_row) != std::string::npos);
+    CHECK(training.out.find("\nlabels ") != std::string::npos);
+    const auto inference = run_command(kSynth + " --mesh 2 " + model);
+    REQUIRE(inference.exit_code == 0);
+    CHECK(inference.out.find(loss_row) == std::string::npos);
+    const auto evaluation = run_command(kSynth + " --loss-head --mesh 2 " + model);
+    REQUIRE(evaluation.exit_code == 0);
+    CHECK(evaluation.out.find(loss_row) != std::string::npos);
+  }
+  const auto mlp = run_command(kSynth + " --mode training --mesh 2 mlp --batch 8 --seq 16 --hidden 32 --ffn 64");
+  REQUIRE(mlp.exit_code == 0);
+  CHECK(mlp.out.find(loss_row) == std::string::npos);
 }

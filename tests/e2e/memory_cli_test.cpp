@@ -156,7 +156,7 @@ TEST_CASE("shard_run_GatheredParameterCopiesAreHeldAsPlanned") {
         std::string::npos);
   // FSDP stores h.0.mlp.c_fc's weight sharded and reads it whole: a copy
   // planned over its forward step alone is held again at its backward.
-  const shardsynth::ir::Graph graph = tiny_gpt2(2);
+  const shardsynth::ir::Graph graph = tiny_gpt2(2, true);  // the training graph, which ends in its loss
   const auto order = graph.topological_order();
   int64_t forward = 0;
   while (graph.node(order[static_cast<std::size_t>(forward)]).name != "h.0.mlp.c_fc") ++forward;

@@ -83,14 +83,16 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-// The model a command line's flags build, as `synth` and `shard-run` build it.
-ir::Graph build_from_flags(const std::string& flags) {
+// The model a command line's flags build in `mode`, as `synth` and `shard-run`
+// build it (a training graph ends in its loss head).
+ir::Graph build_from_flags(const std::string& flags, const std::string& mode) {
   CLI::App app;
   ir::ModelFlags model;
   ir::add_model_subcommands(app, model);
   std::vector<std::string> args = split(flags, ' ');
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   app.parse(args);
+  model.training = costs::parse_mode(mode) == costs::Mode::training;
   return ir::build_model(model, ir::chosen_model(app, model));
 }
 
@@ -154,7 +156,7 @@ std::string execute(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sche
 
 // Rank 0 of a case: draws, runs, reports and shrinks. Returns {plans, failures}.
 std::pair<int, int> drive(const Case& c, const Flags& flags, MPI_Comm comm) {
-  const ir::Graph graph = build_from_flags(c.model);
+  const ir::Graph graph = build_from_flags(c.model, c.mode);
   const ir::Mesh mesh = ir::parse_mesh(c.mesh);
   const auto model = costs::make_cost_model(c.cost_model);
   synth::LowerOptions options;
@@ -205,7 +207,7 @@ std::pair<int, int> drive(const Case& c, const Flags& flags, MPI_Comm comm) {
 
 // Every other rank of a case: runs what rank 0 broadcasts until it sends "".
 void serve(const Case& c, MPI_Comm comm) {
-  const ir::Graph graph = build_from_flags(c.model);
+  const ir::Graph graph = build_from_flags(c.model, c.mode);
   const ir::Mesh mesh = ir::parse_mesh(c.mesh);
   for (std::string message = broadcast("", comm); !message.empty(); message = broadcast("", comm)) {
     const auto newline = message.find('\n');

@@ -132,8 +132,10 @@ TEST_CASE("shard_run_ParamsInputOutputSafetensors") {
   shardsynth::runtime::write_safetensors(input_path, {{"input_ids", ids}});
 
   const std::string plan = (dir / "plan.json").string();
-  // Megatron's plan, so the loaded weights really are sharded across the ranks.
-  REQUIRE(run_command(kSynth + " --quiet --mesh 2 --mode training --plan megatron --schedule " + plan + " " + model)
+  // Megatron's plan, so the loaded weights really are sharded across the ranks;
+  // an inference plan, whose graph ends in the logits (a training plan's ends
+  // in its loss head, and a forward run of it writes the loss).
+  REQUIRE(run_command(kSynth + " --quiet --mesh 2 --plan megatron --schedule " + plan + " " + model)
               .exit_code == 0);
   const std::string output_path = (dir / "logits.safetensors").string();
   const std::string base = kMpirun + "2 " + SHARDSYNTH_SHARD_RUN_BIN + " --check --schedule " + plan;

@@ -125,6 +125,14 @@ class BuiltinGraphTest(unittest.TestCase):
             self.assertEqual(plan["directives"], synth_quiet("gpt2", "--layers", "1", "--mesh", "8"))
             self.assertEqual(plan["directives"], synth_quiet(path, "--mesh", "8"))
 
+    def test_builtin_graph_LossHeadIsSynthsTrainingGraph(self):
+        gpt2 = shardsynth.builtin_graph("gpt2", layers=1, loss_head=True)
+        self.assertEqual([n["kind"] for n in gpt2["nodes"][-2:]], ["cross_entropy", "output"])
+        plan = shardsynth.solve(gpt2, mesh="8", mode="training")
+        self.assertEqual(plan["directives"], synth_quiet("gpt2", "--layers", "1", "--mesh", "8", "--mode", "training"))
+        with self.assertRaises(ValueError):
+            shardsynth.builtin_graph("mlp", loss_head=True)
+
     def test_builtin_graph_BadNameRaisesValueError(self):
         with self.assertRaises(ValueError) as caught:
             shardsynth.builtin_graph("resnet")

@@ -8,7 +8,8 @@ with the project or with examples/torch_gpt2.py.
 
   init  DIR --layers L --embd E --heads H --seq T --batch B --vocab V --seed S
         writes DIR/params.safetensors (every parameter by the project's full
-        names) and DIR/input.safetensors (input_ids, int64).
+        names) and DIR/input.safetensors (input_ids and labels, int64:
+        windows of a token stream and their next tokens).
   train DIR ... --steps N --lr LR [--trained FILE]
         trains N Adam steps from those files, prints one JSON line
         {"losses": [...]}, and with --trained compares every parameter of
@@ -85,7 +86,7 @@ def new_gelu(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-def loss_of(w, ids, a):
+def loss_of(w, ids, labels, a):
     b, t = ids.shape
     e, h = a.embd, a.heads
     d = e // h
@@ -105,7 +106,9 @@ def loss_of(w, ids, a):
         x = x + hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = F.layer_norm(x, (e,), w["ln_f.weight"], w["ln_f.bias"], 1e-5)
     logits = x @ w["wte.weight"].t()
-    return F.cross_entropy(logits[:, :-1].reshape(-1, a.vocab), ids[:, 1:].reshape(-1))
+    # The loss head of shard-run's training graph: every position scores its
+    # label (the next token of the stream), averaged over all of them.
+    return F.cross_entropy(logits.reshape(-1, a.vocab), labels.reshape(-1))
 
 
 def init(a):
@@ -117,18 +120,21 @@ def init(a):
         else:
             params[name] = 0.05 * torch.randn(shape, generator=g)
     write_safetensors(f"{a.dir}/params.safetensors", params)
-    ids = torch.randint(a.vocab, (a.batch, a.seq), generator=g)
-    write_safetensors(f"{a.dir}/input.safetensors", {"input_ids": ids})
+    # A data loader's windows of a token stream: seq + 1 tokens each, the
+    # first seq the input ids, the last seq their next tokens, the labels.
+    stream = torch.randint(a.vocab, (a.batch, a.seq + 1), generator=g)
+    write_safetensors(f"{a.dir}/input.safetensors", {"input_ids": stream[:, :-1], "labels": stream[:, 1:]})
 
 
 def train(a):
     w = {k: v.requires_grad_(True) for k, v in read_safetensors(f"{a.dir}/params.safetensors").items()}
-    ids = read_safetensors(f"{a.dir}/input.safetensors")["input_ids"]
+    inputs = read_safetensors(f"{a.dir}/input.safetensors")
+    ids, labels = inputs["input_ids"], inputs["labels"]
     opt = torch.optim.Adam(list(w.values()), lr=a.lr)
     losses = []
     for _ in range(a.steps):
         opt.zero_grad()
-        loss = loss_of(w, ids, a)
+        loss = loss_of(w, ids, labels, a)
         loss.backward()
         opt.step()
         losses.append(loss.item())

@@ -9,7 +9,9 @@ same model the way PyTorch does mixed precision by hand: fp32 master weights
 and torch.optim.Adam on them; each step casts them to the 16-bit dtype, runs
 the forward and backward in it (every op's result in the dtype, fp32 inside
 the op on CPU), takes the cross-entropy in fp32 on the 16-bit logits (as
-torch.autocast does), and steps on the gradients widened to fp32. float16
+torch.autocast does) against the labels (a data loader's: the next token of
+every position, the loss head shard-run's training graph ends in), and
+steps on the gradients widened to fp32. float16
 adds dynamic loss scaling, torch.amp.GradScaler's scheme and defaults.
 The model is written from Hugging Face's GPT2LMHeadModel and
 LlamaForCausalLM equations; it shares no code with the project.
@@ -181,7 +183,7 @@ def llama_logits(w: dict[str, torch.Tensor], ids: torch.Tensor) -> torch.Tensor:
 MODELS = {"gpt2": (gpt2_weights, gpt2_logits, GPT2), "llama": (llama_weights, llama_logits, LLAMA)}
 
 
-def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor,
+def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor, labels: torch.Tensor,
                 dtype: torch.dtype) -> tuple[list[float], dict[str, torch.Tensor]]:
     """STEPS Adam steps on fp32 master weights, the model run in `dtype`. Returns (losses, master weights)."""
     _, logits_of, sizes = MODELS[model]
@@ -192,7 +194,8 @@ def torch_train(model: str, master: dict[str, torch.Tensor], ids: torch.Tensor,
     for _ in range(STEPS):
         w = {k: v.detach().to(dtype).requires_grad_(True) for k, v in master.items()}
         logits = logits_of(w, ids)
-        loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, sizes["vocab"]), ids[:, 1:].reshape(-1))
+        # shard-run's loss head: every position scores its label, in fp32.
+        loss = F.cross_entropy(logits.float().reshape(-1, sizes["vocab"]), labels.reshape(-1))
         (loss * scale).backward()
         inverse = torch.tensor(1.0 / scale, dtype=torch.float32)
         grads = {k: w[k].grad.float() * inverse for k in master}
@@ -263,10 +266,11 @@ def run_case(tools: tuple[str, str, str], tmp: str, model: str, mesh: str, plan:
     halves = ""
     if plan != "synthesized":
         # The same plan in fp32 sends each float twice the bytes; the token
-        # ids stay int64 (8 bytes), and are gathered whole at most once a step.
+        # ids and the labels stay int64 (8 bytes), each gathered whole at most
+        # once a step.
         fp32 = byte_table(train("fp32").stdout)
         sizes = MODELS[model][2]
-        ids_bytes = STEPS * 7 * sizes["batch"] * sizes["seq"] * 8 // 8
+        ids_bytes = 2 * STEPS * 7 * sizes["batch"] * sizes["seq"] * 8 // 8
         extra = {kind: 2 * rows[kind][0] - fp32[kind][0] for kind in rows}
         halved = all(0 <= extra[kind] <= (ids_bytes if kind == "all_gather" else 0) for kind in rows)
         bytes_ok = bytes_ok and halved
@@ -303,10 +307,12 @@ def main() -> int:
             weights_of, _, sizes = MODELS[model]
             g = torch.Generator().manual_seed(30)
             init = weights_of(g)
-            ids = torch.randint(sizes["vocab"], (sizes["batch"], sizes["seq"]), generator=g)
+            # A data loader's windows of a token stream: the input ids and their next tokens (the labels).
+            stream = torch.randint(sizes["vocab"], (sizes["batch"], sizes["seq"] + 1), generator=g)
+            ids, labels = stream[:, :-1].contiguous(), stream[:, 1:].contiguous()
             write_safetensors(os.path.join(tmp, "params.safetensors"), init)
-            write_safetensors(os.path.join(tmp, "input.safetensors"), {"input_ids": ids})
-            want_losses, want = torch_train(model, init, ids, DTYPES[a.dtype])
+            write_safetensors(os.path.join(tmp, "input.safetensors"), {"input_ids": ids, "labels": labels})
+            want_losses, want = torch_train(model, init, ids, labels, DTYPES[a.dtype])
             for _, mesh, plan in model_cases:
                 failures += not run_case((a.synth, a.shard_run, a.mpiexec), tmp, model, mesh, plan, a.dtype,
                                          want_losses, init, want)

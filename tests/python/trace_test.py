@@ -4,7 +4,9 @@ ctest with the project's .venv: python trace_test.py PACKAGE_DIR SYNTH_BINARY.
 
 Goldens: a traced GPT2LMHeadModel / LlamaForCausalLM has the same optimum as
 `synth gpt2` / `synth llama` at equal sizes, with eager and with SDPA
-attention; also the bad inputs, each one line."""
+attention; in training the model is given its labels (`shift_labels`, as a
+data loader hands them), so it ends in its loss as synth's training graphs
+do; also the bad inputs, each one line."""
 from __future__ import annotations
 
 import json
@@ -44,6 +46,13 @@ def ids(batch: int, seq: int, device: str = "cpu") -> torch.Tensor:
     return torch.zeros(batch, seq, dtype=torch.int64, device=device)
 
 
+def labelled(batch: int, seq: int, device: str = "cpu") -> dict:
+    """The keyword arguments of a training forward: Hugging Face computes the
+    cross-entropy inside forward against `shift_labels` (the next token of
+    every position; `labels` only switches the loss on)."""
+    return {"labels": ids(batch, seq, device), "shift_labels": ids(batch, seq, device)}
+
+
 def synth_cost(*args: str) -> int:
     """The cost `synth` writes in its schedule for these arguments."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,30 +66,35 @@ SETTINGS = (("8", "inference"), ("8", "training"), ("2x4", "training"))
 
 
 class GoldenTest(unittest.TestCase):
-    def check(self, graph: dict, builtin: list) -> None:
+    def check(self, model: torch.nn.Module, sizes: dict, builtin: list) -> None:
+        """Traced in inference (the logits) and in training (given labels: the
+        loss), against synth's inference and training graphs."""
+        inputs = (ids(sizes["batch"], sizes["seq"]),)
+        graphs = {"inference": shardsynth.trace(model, inputs),
+                  "training": shardsynth.trace(model, inputs, labelled(sizes["batch"], sizes["seq"]))}
+        self.assertEqual(graphs["training"]["nodes"][-2]["kind"], "cross_entropy")
         for mesh, mode in SETTINGS:
             with self.subTest(mesh=mesh, mode=mode):
                 want = synth_cost(*builtin, "--mesh", mesh, "--mode", mode)
-                self.assertEqual(shardsynth.solve(graph, mesh=mesh, mode=mode)["cost"], want)
+                self.assertEqual(shardsynth.solve(graphs[mode], mesh=mesh, mode=mode)["cost"], want)
 
     def test_gpt2_SameOptimumAsSynthGpt2(self):
         builtin = ["gpt2", *[f"--{k}={v}" for k, v in GPT2.items()]]
         for attn in ("eager", "sdpa"):
             with self.subTest(attn=attn):
-                self.check(shardsynth.trace(gpt2(attn), (ids(GPT2["batch"], GPT2["seq"]),)), builtin)
+                self.check(gpt2(attn), GPT2, builtin)
 
     def test_llama_GroupedQueryAttentionSameOptimumAsSynthLlama(self):
         builtin = ["llama", "--untied", *[f"--{k.replace('_', '-')}={v}" for k, v in LLAMA.items()]]
         for attn in ("eager", "sdpa"):
             with self.subTest(attn=attn):
-                model = tf.LlamaForCausalLM(tf.LlamaConfig(**llama_config(attn)))
-                self.check(shardsynth.trace(model, (ids(LLAMA["batch"], LLAMA["seq"]),)), builtin)
+                self.check(tf.LlamaForCausalLM(tf.LlamaConfig(**llama_config(attn))), LLAMA, builtin)
 
     def test_llama_MetaDeviceAtLlama3_8bWidths(self):
         sizes = dict(layers=2, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=128256, seq=1024)
         with torch.device("meta"):
             model = tf.LlamaForCausalLM(tf.LlamaConfig(**llama_config("sdpa", **sizes)))
-        graph = shardsynth.trace(model, (ids(8, 1024, "meta"),))
+        graph = shardsynth.trace(model, (ids(8, 1024, "meta"),), labelled(8, 1024, "meta"))
         want = synth_cost("llama", "--preset", "llama-3-8b", "--layers", "2", "--mesh", "8", "--mode", "training",
                           "--memory", "80000000000")
         self.assertEqual(shardsynth.solve(graph, mesh="8", mode="training", memory=80_000_000_000)["cost"], want)

@@ -53,6 +53,7 @@ SINGLE_OP_MODULES = ("torch.nn.modules.", "transformers.activations.")
 IMPORTED_KINDS = {
     "add": "aten.add of two activations (a residual)",
     "causal_mask": "aten.add of an attention mask, or eager attention's masked_fill/where",
+    "cross_entropy": "aten.cross_entropy_loss, the mean without weights (a causal LM given shift_labels)",
     "conv1d": "Hugging Face's Conv1D module, kept whole",
     "dropout": "aten.dropout",
     "embedding": "aten.embedding",
@@ -79,6 +80,4 @@ IMPORTED_KINDS = {
 NOT_IMPORTED = {
     "opaque": "the table's stand-in for an op outside it (synth --unknown-ops=replicate); the importer names "
               "such an op in its error instead",
-    "cross_entropy": "the loss head of synth's builders (--loss-head) and of the fx exporter; a traced "
-                     "model ends at its logits and the loss stays in the user's training loop",
 }

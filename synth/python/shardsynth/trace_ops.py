@@ -3,6 +3,7 @@ by the tables of aten_table.py. Each returns None when it wrote the op, or
 the reason the op has no kind."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import torch
@@ -176,10 +177,26 @@ def _slice(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     return "a slice that drops elements"
 
 
+def _feeds_only_the_loss(node: torch.fx.Node) -> bool:
+    """Every use of `node` is a cross-entropy loss, directly or through views and aliases."""
+    from .tracing import op_name
+
+    def reaches(n: torch.fx.Node) -> bool:
+        name = op_name(n)
+        if name == "cross_entropy_loss":
+            return True
+        return (name in table.VIEWS or name in table.ALIASES) and bool(n.users) and all(reaches(u) for u in n.users)
+
+    return bool(node.users) and all(reaches(u) for u in node.users)
+
+
 def _cast(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     x = tracer.acts(node)[0]
     if x.meta["val"].dtype == node.meta["val"].dtype:
         _alias(tracer, node, x)
+        return None
+    if node.meta["val"].dtype == torch.float32 and _feeds_only_the_loss(node):
+        _alias(tracer, node, x)  # the loss's upcast of 16-bit logits: cross_entropy computes in fp32 itself
         return None
     return f"a cast from {x.meta['val'].dtype} to {node.meta['val'].dtype}"
 
@@ -217,6 +234,51 @@ def _matmul(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _flattened_from(tracer: Any, name: str, keep: int) -> str:
+    """The graph node `name` read through a `view` that only merged leading
+    dims, keeping the last `keep` (logits [b, t, v] -> [b*t, v]: keep 1;
+    labels [b, t] -> [b*t]: keep 0), when nothing else reads that view: the
+    view is dropped and its input's name returned. Else `name`."""
+    entry = next((e for e in tracer.nodes if e["name"] == name), None)
+    if entry is None or entry["kind"] != "view" or len(entry["inputs"]) != 1:
+        return name
+    source = next(e for e in tracer.nodes if e["name"] == entry["inputs"][0])
+    shape, whole = entry["shape"], source["shape"]
+    lead = whole[:len(whole) - keep]
+    if len(shape) != keep + 1 or shape[1:] != whole[len(whole) - keep:] or not lead or math.prod(lead) != shape[0]:
+        return name
+    if any(name in e.get("inputs", []) for e in tracer.nodes if e is not entry):
+        return name
+    tracer.nodes.remove(entry)
+    return source["name"]
+
+
+def _cross_entropy(tracer: Any, node: torch.fx.Node) -> Optional[str]:
+    """aten.cross_entropy_loss(logits [N, V], labels [N]), the mean without class
+    weights or label smoothing (Hugging Face's causal LM loss given
+    `shift_labels`): the op table's cross_entropy, the loss head of synth's
+    training graphs, with divisor N. Views that flattened [b, t, v] and
+    [b, t] are read through, so the head reads the logits as the builders'
+    does. Labels equal to ignore_index are not told apart in a graph."""
+    logits, labels = _arg(node, 0, "self"), _arg(node, 1, "target")
+    acts = tracer.acts(node)
+    if not isinstance(labels, torch.fx.Node) or acts != [logits, labels]:
+        return "a cross-entropy whose logits or labels are not inputs of the model"
+    if _arg(node, 2, "weight") is not None or _arg(node, 3, "reduction", 1) != 1 or _arg(node, 5, "label_smoothing", 0.0):
+        return "a cross-entropy with class weights, label smoothing or a reduction other than the mean"
+    names = [_flattened_from(tracer, tracer.name[logits], 1), _flattened_from(tracer, tracer.name[labels], 0)]
+    by_name = {e["name"]: e for e in tracer.nodes}
+    if by_name[names[0]]["shape"][:-1] != by_name[names[1]]["shape"]:
+        names = [tracer.name[logits], tracer.name[labels]]  # one was flattened, the other not: both as traced
+    divisor = float(math.prod(_shape(labels)))
+    entry = {"name": tracer.unique("loss"), "kind": "cross_entropy", "inputs": names,
+             "real_attrs": {"divisor": divisor}}
+    entry.update(tracer.type_fields(node))
+    tracer.nodes.append(entry)
+    tracer.name[node] = entry["name"]
+    return None
+
+
 def map_op(tracer: Any, node: torch.fx.Node) -> Optional[str]:
     """Writes the node(s) for one active fx node; None, or why it has no kind."""
     import operator
@@ -237,6 +299,7 @@ def map_op(tracer: Any, node: torch.fx.Node) -> Optional[str]:
         "gelu": lambda: _gelu(tracer, node), "where": lambda: _where(tracer, node),
         "masked_fill": lambda: _where(tracer, node),
         "scaled_dot_product_attention": lambda: tracer.sdpa(node),
+        "cross_entropy_loss": lambda: _cross_entropy(tracer, node),
     }
     if op in handlers:
         return handlers[op]()

@@ -10,6 +10,12 @@ the errors here.
 
     graph = trace(model, (input_ids,))                 # a dict, graph JSON
     graph = trace(model, (input_ids,), {"position_ids": pos})
+    graph = trace(model, (input_ids,), {"labels": labels, "shift_labels": labels})   # ends in the loss
+
+A model that computes its cross-entropy loss (Hugging Face's causal LMs
+given `shift_labels`, the next token of every position, as a data loader
+hands them) ends in the op table's `cross_entropy`, the loss head of
+`synth`'s training graphs, and the graph's one output is the loss.
 
 Naming: a node made by a module is named by the module's path, and a graph
 parameter `node.param` is then the module's own parameter name
@@ -309,8 +315,8 @@ class _Tracer:
         return {"format": FORMAT, "version": VERSION, "nodes": self.nodes}
 
     def placeholder(self, node: torch.fx.Node) -> None:
-        if node not in self.active:
-            return
+        if node not in self.active or not node.users:
+            return  # an input the program never reads (Hugging Face's `labels` when `shift_labels` is given)
         entry = self.emit(node.name, "placeholder", [], node)
         self.name[node] = entry["name"]
 
@@ -318,6 +324,10 @@ class _Tracer:
         tensors = [o for o in outputs if isinstance(o, torch.fx.Node) and o in self.active]
         if not tensors:
             raise TraceError("trace: the model returns no tensor that depends on its inputs")
+        kinds = {e["name"]: e["kind"] for e in self.nodes}
+        losses = [o for o in tensors if kinds.get(self.name.get(o)) == "cross_entropy"]
+        if losses:
+            tensors = losses  # a model that computes its loss (given labels) is a training graph: it ends there
         for i, out in enumerate(tensors):
             if out not in self.name:
                 raise self.fail(out, "a tuple of a split is returned whole")
