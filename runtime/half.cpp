@@ -1,5 +1,6 @@
 #include "runtime/half.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -94,9 +95,32 @@ float half_value(uint16_t bits, ir::DType dtype) {
 float round_to(float value, ir::DType dtype) { return is_half(dtype) ? half_value(half_bits(value, dtype), dtype) : value; }
 
 void round_in_place(Tensor& t, ir::DType dtype) {
+  if (t.holds_bits() && t.bits.size() != static_cast<std::size_t>(t.numel())) {
+    throw std::logic_error("a " + ir::dtype_name(t.dtype) + " tensor without its 16-bit storage");
+  }
+  if (t.dtype == dtype) return;
+  if (t.holds_bits()) {
+    const ir::DType from = t.dtype;
+    t.data = from_half_bits(t.bits, from);
+    t.bits = {};  // releases the 16-bit storage
+    t.dtype = ir::DType::float32;
+  }
   t.dtype = dtype;
   if (!is_half(dtype)) return;
-  for (float& v : t.data) v = half_value(half_bits(v, dtype), dtype);
+  t.bits = to_half_bits(t.data, dtype);
+  t.data = {};  // releases the fp32 storage
+}
+
+Tensor widened(Tensor t) {
+  if (t.holds_bits()) round_in_place(t, ir::DType::float32);
+  return t;
+}
+
+bool all_finite(const Tensor& t) {
+  if (!t.holds_bits()) return std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); });
+  // Infinity and NaN are the patterns whose exponent is all ones.
+  const uint16_t exponent = t.dtype == ir::DType::bfloat16 ? 0x7f80u : 0x7c00u;
+  return std::all_of(t.bits.begin(), t.bits.end(), [exponent](uint16_t b) { return (b & exponent) != exponent; });
 }
 
 Tensor rounded(Tensor t, ir::DType dtype) {
