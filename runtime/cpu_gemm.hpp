@@ -7,8 +7,10 @@ namespace shardsynth::runtime {
 
 // C[m, n] = op(A) . op(B) + beta C, where op(A) is A[m, k] or, with
 // `a_transposed`, A[k, m]^T, and op(B) is B[k, n] or, with `b_transposed`,
-// B[n, k]^T. With k == 0 the product is zero (C becomes beta C).
+// B[n, k]^T. With k == 0 the product is zero (C becomes beta C). The
+// leading dims (elements between rows as stored) default, at 0, to the
+// packed ones; a tile of a wider matrix passes its matrix's.
 void cpu_gemm(const float* a, bool a_transposed, const float* b, bool b_transposed, float* c, int64_t m, int64_t n,
-              int64_t k, float beta = 0.0f);
+              int64_t k, float beta = 0.0f, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0);
 
 }  // namespace shardsynth::runtime

@@ -116,6 +116,25 @@ Tensor widened(Tensor t) {
   return t;
 }
 
+const float* fp32_rows(const Tensor& t, int64_t first, int64_t count, std::vector<float>& scratch) {
+  const int64_t cols = t.shape.at(1);
+  if (!t.holds_bits()) return t.data.data() + first * cols;
+  scratch.resize(static_cast<std::size_t>(count * cols));
+  const uint16_t* from = t.bits.data() + first * cols;
+  if (t.dtype == ir::DType::bfloat16) {
+    for (std::size_t i = 0; i < scratch.size(); ++i) scratch[i] = float_of(static_cast<uint32_t>(from[i]) << 16);
+  } else {
+    for (std::size_t i = 0; i < scratch.size(); ++i) scratch[i] = float16_value(from[i]);
+  }
+  return scratch.data();
+}
+
+int64_t widen_tile_rows(const Tensor& t) {
+  const int64_t rows = t.shape.at(0), cols = t.shape.at(1);
+  if (!t.holds_bits() || cols == 0) return std::max<int64_t>(rows, 1);
+  return std::max<int64_t>(1, kWidenTile / cols);
+}
+
 bool all_finite(const Tensor& t) {
   if (!t.holds_bits()) return std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); });
   // Infinity and NaN are the patterns whose exponent is all ones.

@@ -40,6 +40,17 @@ inline float element(const Tensor& t, std::size_t i) { return t.holds_bits() ? h
 // `t` with fp32 storage: a 16-bit tensor widened exactly (labelled float32);
 // any other tensor unchanged.
 Tensor widened(Tensor t);
+// The widening loader of the kernels that read a large operand by rows
+// (the weights of linear, conv1d and embedding): rows [first, first + count)
+// of 2-D `t` [rows, cols] as fp32. For fp32 storage a pointer into t.data
+// (no copy); for 16-bit storage the rows widened into `scratch`, so that
+// only a tile, never the whole tensor, is held in fp32.
+const float* fp32_rows(const Tensor& t, int64_t first, int64_t count, std::vector<float>& scratch);
+// How many rows of `t` [rows, cols] a kernel widens at a time: all of them
+// for fp32 storage (read in place), else a tile of about kWidenTile elements.
+int64_t widen_tile_rows(const Tensor& t);
+inline constexpr int64_t kWidenTile = 1 << 16;  // elements of one widened tile (256 KiB of fp32)
+
 // Whether every element of `t` is finite.
 bool all_finite(const Tensor& t);
 

@@ -135,7 +135,7 @@ TEST_CASE("half_storage_ATrainingStepHoldsSixteenBitTensors") {
   // The ledger measures fc1's weight as held: 2 bytes an element, not 4.
   const int64_t n = static_cast<int64_t>(graph.size());
   const int64_t weight_bytes = 16 * 8 * 2;
-  state.track_memory({{"fc1.weight", ir::MemoryCategory::params, weight_bytes, {{0, 2 * n + 1}}}});
+  state.track_memory({{"fc1.weight", ir::MemoryCategory::param, weight_bytes, {{0, 2 * n + 1}}}});
   state.begin_step();
   const auto pass = state.forward(&setup.inputs, nullptr);
   for (ir::Vertex v : graph.topological_order()) {
