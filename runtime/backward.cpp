@@ -99,7 +99,7 @@ std::map<std::string, BackwardFn> build_backward_kernels() {
 }  // namespace
 
 const std::map<std::string, BackwardFn>& reference_backward_kernels() {
-  static const std::map<std::string, BackwardFn> table = with_fp32_operands(build_backward_kernels(), {}, kWeightByRowKinds);
+  static const std::map<std::string, BackwardFn> table = with_fp32_operands(build_backward_kernels(), {}, kWeightByTileKinds);
   return table;
 }
 

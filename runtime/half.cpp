@@ -116,23 +116,30 @@ Tensor widened(Tensor t) {
   return t;
 }
 
-const float* fp32_rows(const Tensor& t, int64_t first, int64_t count, std::vector<float>& scratch) {
-  const int64_t cols = t.shape.at(1);
-  if (!t.holds_bits()) return t.data.data() + first * cols;
-  scratch.resize(static_cast<std::size_t>(count * cols));
-  const uint16_t* from = t.bits.data() + first * cols;
-  if (t.dtype == ir::DType::bfloat16) {
-    for (std::size_t i = 0; i < scratch.size(); ++i) scratch[i] = float_of(static_cast<uint32_t>(from[i]) << 16);
-  } else {
-    for (std::size_t i = 0; i < scratch.size(); ++i) scratch[i] = float16_value(from[i]);
+Fp32Block fp32_block(const Tensor& t, int64_t row, int64_t rows, int64_t col, int64_t cols, std::vector<float>& scratch) {
+  const int64_t width = t.shape.at(1);
+  if (!t.holds_bits()) return {t.data.data() + row * width + col, width};
+  scratch.resize(static_cast<std::size_t>(rows * cols));
+  float* to = scratch.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* from = t.bits.data() + (row + r) * width + col;
+    if (t.dtype == ir::DType::bfloat16) {
+      for (int64_t c = 0; c < cols; ++c) *to++ = float_of(static_cast<uint32_t>(from[c]) << 16);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) *to++ = float16_value(from[c]);
+    }
   }
-  return scratch.data();
+  return {scratch.data(), cols};
 }
 
-int64_t widen_tile_rows(const Tensor& t) {
-  const int64_t rows = t.shape.at(0), cols = t.shape.at(1);
-  if (!t.holds_bits() || cols == 0) return std::max<int64_t>(rows, 1);
-  return std::max<int64_t>(1, kWidenTile / cols);
+int64_t widen_tile(const Tensor& t, int64_t lines, int64_t length) {
+  if (!t.holds_bits() || length == 0) return std::max<int64_t>(lines, 1);
+  // A multiple of 64 lines, at least 64: GEMM kernels block the output's
+  // columns in powers of two, so tiles that start on such a boundary are
+  // summed as the whole matrix is (and none is a sliver).
+  constexpr int64_t kAlign = 64;
+  const int64_t tile = std::max<int64_t>(kAlign, kWidenTile / length / kAlign * kAlign);
+  return std::min(tile, std::max<int64_t>(lines, 1));
 }
 
 bool all_finite(const Tensor& t) {

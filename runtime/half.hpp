@@ -40,15 +40,23 @@ inline float element(const Tensor& t, std::size_t i) { return t.holds_bits() ? h
 // `t` with fp32 storage: a 16-bit tensor widened exactly (labelled float32);
 // any other tensor unchanged.
 Tensor widened(Tensor t);
-// The widening loader of the kernels that read a large operand by rows
-// (the weights of linear, conv1d and embedding): rows [first, first + count)
-// of 2-D `t` [rows, cols] as fp32. For fp32 storage a pointer into t.data
-// (no copy); for 16-bit storage the rows widened into `scratch`, so that
-// only a tile, never the whole tensor, is held in fp32.
-const float* fp32_rows(const Tensor& t, int64_t first, int64_t count, std::vector<float>& scratch);
-// How many rows of `t` [rows, cols] a kernel widens at a time: all of them
-// for fp32 storage (read in place), else a tile of about kWidenTile elements.
-int64_t widen_tile_rows(const Tensor& t);
+// A block of a matrix as fp32, as a GEMM reads it.
+struct Fp32Block {
+  const float* data = nullptr;  // the block's first element, row-major
+  int64_t ld = 0;               // elements from one of the block's rows to the next
+};
+// The widening loader of the kernels that read a large operand by tiles
+// (the weights of linear, conv1d and embedding): rows [row, row + rows) and
+// columns [col, col + cols) of 2-D `t` as fp32. For fp32 storage the block
+// in place (ld = t's columns, no copy); for 16-bit storage the block
+// widened into `scratch` (ld = cols), so that only a tile, never the whole
+// tensor, is held in fp32.
+Fp32Block fp32_block(const Tensor& t, int64_t row, int64_t rows, int64_t col, int64_t cols, std::vector<float>& scratch);
+// How many of `lines` rows or columns (each of `length` elements) of a
+// tensor a kernel widens at a time: all of them for fp32 storage (read in
+// place), else a tile of about kWidenTile elements (a multiple of 64 lines,
+// at least 64).
+int64_t widen_tile(const Tensor& t, int64_t lines, int64_t length);
 inline constexpr int64_t kWidenTile = 1 << 16;  // elements of one widened tile (256 KiB of fp32)
 
 // Whether every element of `t` is finite.

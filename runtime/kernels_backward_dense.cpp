@@ -19,31 +19,6 @@ void expect_grad_shape(const char* kind, const Tensor& dy, const std::vector<int
   }
 }
 
-// dx[rows, k] = dy[rows, n] . W^T for the forward's x . W (W [k, n], or
-// [n, k] transposed with `weight_out_in`), the weight read by row tiles
-// through the widening loader as the forward reads it: a tile of [n, k]
-// adds its share of the contraction over n, a tile of [k, n] makes a block
-// of dx's columns.
-void multiply_by_weight_transposed(const float* dy, int64_t rows, const Tensor& weight, bool weight_out_in, float* dx) {
-  const int64_t w_rows = weight.shape[0], w_cols = weight.shape[1];
-  const int64_t n = weight_out_in ? w_rows : w_cols, k = weight_out_in ? w_cols : w_rows;
-  const int64_t tile = widen_tile_rows(weight);
-  std::vector<float> scratch;
-  if (w_rows == 0) {
-    cpu_gemm(dy, false, nullptr, false, dx, rows, k, 0);
-    return;
-  }
-  for (int64_t first = 0; first < w_rows; first += tile) {
-    const int64_t count = std::min(tile, w_rows - first);
-    const float* w = fp32_rows(weight, first, count, scratch);
-    if (weight_out_in) {
-      cpu_gemm(dy + first, false, w, false, dx, rows, k, count, first == 0 ? 0.0f : 1.0f, n, k, k);  // dy . W
-    } else {
-      cpu_gemm(dy, false, w, true, dx + first, rows, count, n, 0.0f, n, n, k);  // dy . W^T, columns [first, first + count)
-    }
-  }
-}
-
 // Shared by linear and conv1d: x[..., k] and a weight [n, k] (`weight_out_in`) or [k, n].
 ProjectionGrads projection_backward(const char* kind, const Tensor& x, const Tensor& weight, bool has_bias,
                                     const Tensor& dy, bool weight_out_in) {
@@ -64,7 +39,8 @@ ProjectionGrads projection_backward(const char* kind, const Tensor& x, const Ten
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
   ProjectionGrads grads{zeros(x.shape), zeros(weight.shape), std::nullopt};
   const float* g = dy.data.data();
-  multiply_by_weight_transposed(g, rows, weight, weight_out_in, grads.x.data.data());
+  // dx = dy . W for linear's [n, k] weight, dy . W^T for conv1d's [k, n]; a 16-bit weight read by tiles.
+  cpu_gemm_weight(g, rows, weight, !weight_out_in, grads.x.data.data());
   if (weight_out_in) {
     cpu_gemm(g, true, x.data.data(), false, grads.weight.data.data(), n, k, rows);   // dy^T . x
   } else {

@@ -15,31 +15,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// out[rows, n] = x[rows, k] . W, W a [k, n] weight or, with `weight_out_in`,
-// an [n, k] one transposed. The weight is read by row tiles through the
-// widening loader (fp32 storage: one tile, in place), so a 16-bit weight is
-// never widened whole: a tile of [n, k] makes a block of output columns, a
-// tile of [k, n] adds its share of the contraction.
-void multiply_by_weight(const float* x, int64_t rows, const Tensor& weight, bool weight_out_in, float* out) {
-  const int64_t w_rows = weight.shape[0], w_cols = weight.shape[1];
-  const int64_t k = weight_out_in ? w_cols : w_rows, n = weight_out_in ? w_rows : w_cols;
-  const int64_t tile = widen_tile_rows(weight);
-  std::vector<float> scratch;
-  if (w_rows == 0) {
-    cpu_gemm(x, false, nullptr, false, out, rows, n, 0);
-    return;
-  }
-  for (int64_t first = 0; first < w_rows; first += tile) {
-    const int64_t count = std::min(tile, w_rows - first);
-    const float* w = fp32_rows(weight, first, count, scratch);
-    if (weight_out_in) {
-      cpu_gemm(x, false, w, true, out + first, rows, count, k, 0.0f, k, k, n);  // columns [first, first + count)
-    } else {
-      cpu_gemm(x + first, false, w, false, out, rows, n, count, first == 0 ? 0.0f : 1.0f, k, n, n);
-    }
-  }
-}
-
 // Shared by linear and conv1d: x[..., k] times a [k, n] (or [n, k]^T) weight plus bias.
 Tensor projection(const char* kind, const Tensor& x, const Tensor& weight, const Tensor* bias, bool weight_out_in) {
   if (x.rank() < 1 || weight.rank() != 2) {
@@ -58,7 +33,7 @@ Tensor projection(const char* kind, const Tensor& x, const Tensor& weight, const
   Tensor out = zeros(out_shape);
   int64_t rows = 1;  // product of x's leading dims
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
-  multiply_by_weight(x.data.data(), rows, weight, weight_out_in, out.data.data());
+  cpu_gemm_weight(x.data.data(), rows, weight, weight_out_in, out.data.data());  // a 16-bit weight read by tiles
   if (bias) {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n; ++j) out.data[r * n + j] += bias->data[j];
@@ -142,7 +117,7 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t offset) {
   for (int64_t i = 0; i < ids.numel(); ++i) {
     const int64_t local = static_cast<int64_t>(ids.data[i]) - offset;
     if (local < 0 || local >= rows) continue;
-    const float* row = fp32_rows(weight, local, 1, scratch);  // one row widened, not the table
+    const float* row = fp32_block(weight, local, 1, 0, d, scratch).data;  // one row widened, not the table
     std::copy_n(row, d, out.data.begin() + i * d);
   }
   return out;

@@ -102,7 +102,7 @@ const Tensor& param(const KernelCall& call, const std::string& name) {
 int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v) { return vocab_limit(graph, v); }
 
 const std::map<std::string, KernelFn>& reference_kernels() {
-  static const std::map<std::string, KernelFn> table = with_fp32_operands(build_kernels(), {}, kWeightByRowKinds);
+  static const std::map<std::string, KernelFn> table = with_fp32_operands(build_kernels(), {}, kWeightByTileKinds);
   return table;
 }
 

@@ -6,6 +6,7 @@
 // activations and gradients in 16 bits, as the memory ledger measures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -15,6 +16,7 @@
 #include "ir/models.hpp"
 #include "ir/op_table.hpp"
 #include "ir/schedule.hpp"
+#include "runtime/backward.hpp"
 #include "runtime/forward_pass.hpp"
 #include "runtime/half.hpp"
 #include "runtime/loss.hpp"
@@ -123,6 +125,49 @@ TEST_CASE("half_storage_KernelsAccumulateInFp32AndTheResultRoundsOnce") {
   accumulate(into, more);
   CHECK(sixteen_bit(into, kBf16));
   for (std::size_t i = 0; i < 4; ++i) CHECK(into.bits[i] == half_bits(element(before, i) + element(more, i), kBf16));
+}
+
+// Whether `a` and `b` agree to fp32 summation order: within 1e-6 of b's largest magnitude.
+bool same_sums(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  float diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return diff <= 1e-6f * scale;
+}
+
+// linear's and conv1d's weights are read by tiles of the output's columns
+// (cpu_gemm_weight): a 16-bit weight of several tiles, forward and
+// backward, gives what the same kernel gives on the weight widened whole,
+// but for the order OpenBLAS sums a tile's dot products in (the backward's
+// dx differs in the last bits; a wrong tile offset would not be close).
+TEST_CASE("half_storage_WeightTilesGiveTheWholeWeightsResults") {
+  // [700, 200]: the forward's 700 output columns come in tiles of 320 (64K
+  // elements / 200, down to a multiple of 64), the backward's 200 in tiles of 64.
+  const int64_t k = 200, n = 700, rows = 37;
+  REQUIRE(widen_tile(rounded(sample(n, k), kBf16), n, k) == 320);
+  for (const char* kind : {"linear", "conv1d"}) {
+    CAPTURE(kind);
+    const bool out_in = std::string(kind) == "linear";
+    const Tensor w = rounded(out_in ? sample(n, k) : sample(k, n), kBf16);
+    const Tensor wide = widened(w);
+    const Tensor x = rounded(sample(rows, k), kBf16);
+    ir::Node node;
+    node.name = "proj";
+    node.kind = kind;
+    const KernelCall tiled{node, {&x}, {{"weight", &w}}, {}, {}, {}};
+    const KernelCall whole{node, {&x}, {{"weight", &wide}}, {}, {}, {}};
+    const Tensor out = reference_kernels().at(kind)(tiled);
+    CHECK(same_sums(out.data, reference_kernels().at(kind)(whole).data));
+    const Tensor dy = sample(rows, n);
+    const Gradients g = reference_backward_kernels().at(kind)({tiled, out, dy});
+    const Gradients want = reference_backward_kernels().at(kind)({whole, out, dy});
+    REQUIRE(g.inputs.at(0));
+    CHECK(same_sums(g.inputs[0]->data, want.inputs[0]->data));
+    CHECK(g.params.at("weight").data == want.params.at("weight").data);  // dW reads no weight: the same GEMM
+  }
 }
 
 TEST_CASE("half_storage_ATrainingStepHoldsSixteenBitTensors") {
