@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ir/op_table.hpp"
+#include "runtime/fp32_operands.hpp"
 #include "runtime/gradients.hpp"
 #include "runtime/kernel_attrs.hpp"
 #include "runtime/kernels.hpp"
@@ -98,7 +99,7 @@ std::map<std::string, BackwardFn> build_backward_kernels() {
 }  // namespace
 
 const std::map<std::string, BackwardFn>& reference_backward_kernels() {
-  static const std::map<std::string, BackwardFn> table = build_backward_kernels();
+  static const std::map<std::string, BackwardFn> table = with_fp32_operands(build_backward_kernels(), {}, kWeightByTileKinds);
   return table;
 }
 

@@ -38,7 +38,8 @@ struct Gradients {
 using BackwardFn = std::function<Gradients(const BackwardCall& call)>;
 
 // op kind -> backward kernel, for every kind reference_kernels() has
-// (placeholders have none). CPU, with OpenBLAS GEMMs.
+// (placeholders have none). CPU, with OpenBLAS GEMMs; 16-bit operands are
+// read widened to fp32 (runtime/fp32_operands.hpp).
 const std::map<std::string, BackwardFn>& reference_backward_kernels();
 
 }  // namespace shardsynth::runtime

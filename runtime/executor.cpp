@@ -10,6 +10,7 @@
 #include "ir/error.hpp"
 #include "ir/op_table.hpp"
 #include "runtime/forward_pass.hpp"
+#include "runtime/half.hpp"
 #include "runtime/packing.hpp"
 #include "runtime/reference.hpp"
 #include "runtime/reshard.hpp"
@@ -121,7 +122,7 @@ RunResult run_sharded(const ir::Graph& graph, const ir::Mesh& mesh, const ir::Sc
     if (node.kind != ir::kOutput) continue;
     const ir::Spec& spec = plan.of(node.name);
     result.outputs[node.name] = pass.value(node.name);
-    result.output = reshard(pass.value(node.name), spec, ir::replicated(spec.rank()), mesh, comm, node.type.dtype);
+    result.output = widened(reshard(pass.value(node.name), spec, ir::replicated(spec.rank()), mesh, comm, node.type.dtype));
   }
   return result;
 }

@@ -216,7 +216,7 @@ void ForwardPass::store(const ir::Node& node, Tensor value) {
   round_in_place(value, node.type.dtype);  // an input of a 16-bit dtype; a result is rounded already
   Tensor& held = values_[node.name] = std::move(value);
   if (!ledger_) return;
-  ledger_->hold(node.name, shard_bytes(held.data.size(), node.type.dtype), [this, alive = alive_, name = node.name] {
+  ledger_->hold(node.name, held_bytes(held), [this, alive = alive_, name = node.name] {
     if (*alive) release(name);
   });
 }
@@ -302,8 +302,8 @@ void ForwardPass::step(ir::Vertex v) {
       }
     }
     if (spec != plan_.of(producer.name)) {
-      scratch += shard_bytes(value.data.size(), producer.type.dtype);
-      saved_extra += shard_bytes(value.data.size(), producer.type.dtype);
+      scratch += held_bytes(value);
+      saved_extra += held_bytes(value);
     }
     op.inputs.push_back(std::move(value));
     op.input_specs.push_back(spec);
@@ -360,15 +360,15 @@ void ForwardPass::step(ir::Vertex v) {
   KernelCall call = saved_call(node, op, params);
   call.exchange = row_exchange_hook(graph_, v, op, resharder_);
   Tensor local = kernel->second(call);
-  round_in_place(local, node.type.dtype);  // each op's result is a value of its dtype (fp32 inside the kernel)
+  round_in_place(local, node.type.dtype);  // each op's result rounded once into its dtype's storage (fp32 inside the kernel)
   if (sources_.param_uses) sources_.param_uses->give_back(node);  // a gathered copy lives for the op alone
   if (local.shape != op.out_shape) {
     throw std::invalid_argument("node '" + node.name + "': the local result has shape " + ir::shape_string(local.shape) +
                                 ", the schedule's spec needs " + ir::shape_string(op.out_shape));
   }
   if (op.result != output) {
-    scratch += shard_bytes(local.data.size(), node.type.dtype);
-    saved_extra += shard_bytes(local.data.size(), node.type.dtype);
+    scratch += held_bytes(local);
+    saved_extra += held_bytes(local);
   }
   store(node, op.result == output ? local : resharder_.move(local, node.type, op.result, output));
   if (keep_) {
@@ -384,12 +384,12 @@ void ForwardPass::hold_param(const ir::Node& node, const ir::Param& p, const Ten
   ledger_->read(full);  // the stored parameter (a tied use reads the one it is tied to)
   if (!p.tied_to.empty()) {
     // Inference: the tied parameter is held as planned under its own name; a use in another spec reads a copy.
-    if (plan_.specs.count(full) && plan_.of(full) != plan_.of(use)) scratch += shard_bytes(local.data.size(), p.type.dtype);
+    if (plan_.specs.count(full) && plan_.of(full) != plan_.of(use)) scratch += held_bytes(local);
     return;
   }
   // Inference: the op's node holds its parameters over the node's interval (synth/memory_ledger.hpp).
   const Tensor& held = held_params_[use] = local;
-  ledger_->hold(use, shard_bytes(held.data.size(), p.type.dtype), [this, alive = alive_, use] {
+  ledger_->hold(use, held_bytes(held), [this, alive = alive_, use] {
     if (*alive) held_params_.erase(use);
   });
 }

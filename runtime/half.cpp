@@ -1,5 +1,6 @@
 #include "runtime/half.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -94,9 +95,58 @@ float half_value(uint16_t bits, ir::DType dtype) {
 float round_to(float value, ir::DType dtype) { return is_half(dtype) ? half_value(half_bits(value, dtype), dtype) : value; }
 
 void round_in_place(Tensor& t, ir::DType dtype) {
+  if (t.holds_bits() && t.bits.size() != static_cast<std::size_t>(t.numel())) {
+    throw std::logic_error("a " + ir::dtype_name(t.dtype) + " tensor without its 16-bit storage");
+  }
+  if (t.dtype == dtype) return;
+  if (t.holds_bits()) {
+    const ir::DType from = t.dtype;
+    t.data = from_half_bits(t.bits, from);
+    t.bits = {};  // releases the 16-bit storage
+    t.dtype = ir::DType::float32;
+  }
   t.dtype = dtype;
   if (!is_half(dtype)) return;
-  for (float& v : t.data) v = half_value(half_bits(v, dtype), dtype);
+  t.bits = to_half_bits(t.data, dtype);
+  t.data = {};  // releases the fp32 storage
+}
+
+Tensor widened(Tensor t) {
+  if (t.holds_bits()) round_in_place(t, ir::DType::float32);
+  return t;
+}
+
+Fp32Block fp32_block(const Tensor& t, int64_t row, int64_t rows, int64_t col, int64_t cols, std::vector<float>& scratch) {
+  const int64_t width = t.shape.at(1);
+  if (!t.holds_bits()) return {t.data.data() + row * width + col, width};
+  scratch.resize(static_cast<std::size_t>(rows * cols));
+  float* to = scratch.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* from = t.bits.data() + (row + r) * width + col;
+    if (t.dtype == ir::DType::bfloat16) {
+      for (int64_t c = 0; c < cols; ++c) *to++ = float_of(static_cast<uint32_t>(from[c]) << 16);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) *to++ = float16_value(from[c]);
+    }
+  }
+  return {scratch.data(), cols};
+}
+
+int64_t widen_tile(const Tensor& t, int64_t lines, int64_t length) {
+  if (!t.holds_bits() || length == 0) return std::max<int64_t>(lines, 1);
+  // A multiple of 64 lines, at least 64: GEMM kernels block the output's
+  // columns in powers of two, so tiles that start on such a boundary are
+  // summed as the whole matrix is (and none is a sliver).
+  constexpr int64_t kAlign = 64;
+  const int64_t tile = std::max<int64_t>(kAlign, kWidenTile / length / kAlign * kAlign);
+  return std::min(tile, std::max<int64_t>(lines, 1));
+}
+
+bool all_finite(const Tensor& t) {
+  if (!t.holds_bits()) return std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); });
+  // Infinity and NaN are the patterns whose exponent is all ones.
+  const uint16_t exponent = t.dtype == ir::DType::bfloat16 ? 0x7f80u : 0x7c00u;
+  return std::all_of(t.bits.begin(), t.bits.end(), [exponent](uint16_t b) { return (b & exponent) != exponent; });
 }
 
 Tensor rounded(Tensor t, ir::DType dtype) {

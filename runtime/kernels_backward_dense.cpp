@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "ir/tensor.hpp"
 #include "runtime/cpu_gemm.hpp"
+#include "runtime/half.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/kernels_backward.hpp"
 
@@ -37,11 +39,11 @@ ProjectionGrads projection_backward(const char* kind, const Tensor& x, const Ten
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
   ProjectionGrads grads{zeros(x.shape), zeros(weight.shape), std::nullopt};
   const float* g = dy.data.data();
+  // dx = dy . W for linear's [n, k] weight, dy . W^T for conv1d's [k, n]; a 16-bit weight read by tiles.
+  cpu_gemm_weight(g, rows, weight, !weight_out_in, grads.x.data.data());
   if (weight_out_in) {
-    cpu_gemm(g, false, weight.data.data(), false, grads.x.data.data(), rows, k, n);  // dy . W
     cpu_gemm(g, true, x.data.data(), false, grads.weight.data.data(), n, k, rows);   // dy^T . x
   } else {
-    cpu_gemm(g, false, weight.data.data(), true, grads.x.data.data(), rows, k, n);    // dy . W^T
     cpu_gemm(x.data.data(), true, g, false, grads.weight.data.data(), k, n, rows);   // x^T . dy
   }
   if (has_bias) {

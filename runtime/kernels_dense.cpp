@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/cpu_gemm.hpp"
+#include "runtime/half.hpp"
 #include "runtime/kernels.hpp"
 
 namespace shardsynth::runtime {
@@ -32,7 +33,7 @@ Tensor projection(const char* kind, const Tensor& x, const Tensor& weight, const
   Tensor out = zeros(out_shape);
   int64_t rows = 1;  // product of x's leading dims
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
-  cpu_gemm(x.data.data(), false, weight.data.data(), weight_out_in, out.data.data(), rows, n, k);
+  cpu_gemm_weight(x.data.data(), rows, weight, weight_out_in, out.data.data());  // a 16-bit weight read by tiles
   if (bias) {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n; ++j) out.data[r * n + j] += bias->data[j];
@@ -112,10 +113,12 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t offset) {
   std::vector<int64_t> out_shape = ids.shape;
   out_shape.push_back(d);
   Tensor out = zeros(out_shape);
+  std::vector<float> scratch;  // a 16-bit table's row, widened
   for (int64_t i = 0; i < ids.numel(); ++i) {
     const int64_t local = static_cast<int64_t>(ids.data[i]) - offset;
     if (local < 0 || local >= rows) continue;
-    std::copy_n(weight.data.begin() + local * d, d, out.data.begin() + i * d);
+    const float* row = fp32_block(weight, local, 1, 0, d, scratch).data;  // one row widened, not the table
+    std::copy_n(row, d, out.data.begin() + i * d);
   }
   return out;
 }

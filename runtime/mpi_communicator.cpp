@@ -38,7 +38,7 @@ int to_int_count(std::size_t n) {
 }
 
 // Bytes an element of `t` takes on the wire: 2 for a 16-bit dtype, else an fp32 lane's 4.
-int64_t element_bytes(const Tensor& t) { return is_half(t.dtype) ? 2 : static_cast<int64_t>(sizeof(float)); }
+int64_t element_bytes(const Tensor& t) { return t.holds_bits() ? 2 : static_cast<int64_t>(sizeof(float)); }
 
 // The elementwise sum of 16-bit patterns of `dtype`: each pair added in fp32, rounded.
 template <ir::DType dtype>
@@ -48,38 +48,13 @@ void add_halves(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i] = half_bits(half_value(a[i], dtype) + half_value(b[i], dtype), dtype);
 }
 
-// A tensor's elements as the buffer MPI moves: fp32 values, or 16-bit patterns.
-struct WireBuffer {
-  std::vector<float> values;   // fp32 tensors
-  std::vector<uint16_t> bits;  // 16-bit tensors
-  ir::DType dtype = ir::DType::float32;  // the tensor's dtype
-
-  WireBuffer(std::vector<float> elements, ir::DType type) : dtype(type) {
-    if (is_half(dtype)) {
-      bits = to_half_bits(elements, dtype);
-    } else {
-      values = std::move(elements);
-    }
-  }
-  WireBuffer(std::size_t n, ir::DType type) : dtype(type) {
-    if (is_half(dtype)) {
-      bits.resize(n);
-    } else {
-      values.resize(n);
-    }
-  }
-  bool half() const { return is_half(dtype); }
-  void* data() { return half() ? static_cast<void*>(bits.data()) : static_cast<void*>(values.data()); }
-  const void* data() const { return half() ? static_cast<const void*>(bits.data()) : static_cast<const void*>(values.data()); }
-  std::size_t size() const { return half() ? bits.size() : values.size(); }
-  MPI_Datatype type() const { return half() ? MPI_UINT16_T : MPI_FLOAT; }
-  std::vector<float> take() { return half() ? from_half_bits(bits, dtype) : std::move(values); }
-};
-
-Tensor labelled(Tensor t, ir::DType dtype) {
-  t.dtype = dtype;
-  return t;
+// What MPI moves of a tensor: its storage as it is, fp32 values or 16-bit patterns.
+const void* storage(const Tensor& t) {
+  return t.holds_bits() ? static_cast<const void*>(t.bits.data()) : static_cast<const void*>(t.data.data());
 }
+void* storage(Tensor& t) { return t.holds_bits() ? static_cast<void*>(t.bits.data()) : static_cast<void*>(t.data.data()); }
+std::size_t stored_elements(const Tensor& t) { return t.holds_bits() ? t.bits.size() : t.data.size(); }
+MPI_Datatype mpi_type(const Tensor& t) { return t.holds_bits() ? MPI_UINT16_T : MPI_FLOAT; }
 
 [[noreturn]] void abort_world(MPI_Comm world, int rank, const std::string& message) {
   std::fprintf(stderr, "shardsynth rank %d: %s\n", rank, message.c_str());
@@ -155,24 +130,21 @@ MPI_Comm MpiCommunicator::axis_comm(int axis) {
 Tensor MpiCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  const WireBuffer sent(t.data, t.dtype);
-  WireBuffer received(t.data.size() * n, t.dtype);
-  const int count = to_int_count(t.data.size());
-  SHARDSYNTH_MPI_CHECK(MPI_Allgather(sent.data(), count, sent.type(), received.data(), count, sent.type(), comm));
+  Tensor received = zeros({n * t.numel()}, t.dtype);
+  const int count = to_int_count(stored_elements(t));
+  SHARDSYNTH_MPI_CHECK(MPI_Allgather(storage(t), count, mpi_type(t), storage(received), count, mpi_type(t), comm));
   count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * element_bytes(t)));
-  return labelled(unpack_parts(received.take(), t.shape, dim, n, blocks), t.dtype);
+  return unpack_parts(received, t.shape, dim, n, blocks);
 }
 
 Tensor MpiCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64_t blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  const WireBuffer packed(pack_parts(t, dim, n, blocks), t.dtype);
-  Tensor out = labelled(zeros(part_shape(t.shape, dim, n)), t.dtype);
-  WireBuffer received(out.data.size(), t.dtype);
-  const MPI_Op sum = packed.half() ? half_sum(t.dtype) : MPI_SUM;
-  SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), received.data(), to_int_count(out.data.size()),
-                                                packed.type(), sum, comm));
-  out.data = received.take();
+  const Tensor packed = pack_parts(t, dim, n, blocks);
+  Tensor out = zeros(part_shape(t.shape, dim, n), t.dtype);
+  const MPI_Op sum = t.holds_bits() ? half_sum(t.dtype) : MPI_SUM;
+  SHARDSYNTH_MPI_CHECK(MPI_Reduce_scatter_block(storage(packed), storage(out), to_int_count(stored_elements(out)),
+                                                mpi_type(t), sum, comm));
   count_bytes(CollectiveKind::reduce_scatter,
               costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * element_bytes(t)));
   return out;
@@ -181,13 +153,10 @@ Tensor MpiCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64
 Tensor MpiCommunicator::all_reduce(const Tensor& t, int axis) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  Tensor out = labelled(zeros(t.shape), t.dtype);
-  const WireBuffer sent(t.data, t.dtype);
-  WireBuffer received(t.data.size(), t.dtype);
-  const MPI_Op sum = sent.half() ? half_sum(t.dtype) : MPI_SUM;
+  Tensor out = zeros(t.shape, t.dtype);
+  const MPI_Op sum = t.holds_bits() ? half_sum(t.dtype) : MPI_SUM;
   SHARDSYNTH_MPI_CHECK(
-      MPI_Allreduce(sent.data(), received.data(), to_int_count(t.data.size()), sent.type(), sum, comm));
-  out.data = received.take();
+      MPI_Allreduce(storage(t), storage(out), to_int_count(stored_elements(t)), mpi_type(t), sum, comm));
   count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * element_bytes(t)));
   return out;
 }
@@ -196,12 +165,12 @@ Tensor MpiCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, in
                                    int64_t src_blocks) {
   MPI_Comm comm = axis_comm(axis);
   const int n = group_size(axis);
-  const WireBuffer packed(pack_parts(t, dst_dim, n, dst_blocks), t.dtype);
-  WireBuffer received(packed.size(), t.dtype);
-  const int count = to_int_count(packed.size() / n);
-  SHARDSYNTH_MPI_CHECK(MPI_Alltoall(packed.data(), count, packed.type(), received.data(), count, packed.type(), comm));
+  const Tensor packed = pack_parts(t, dst_dim, n, dst_blocks);
+  Tensor received = zeros(packed.shape, t.dtype);
+  const int count = to_int_count(stored_elements(packed) / n);
+  SHARDSYNTH_MPI_CHECK(MPI_Alltoall(storage(packed), count, mpi_type(t), storage(received), count, mpi_type(t), comm));
   count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * element_bytes(t)));
-  return labelled(unpack_parts(received.take(), part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks), t.dtype);
+  return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
 }
 
 bool MpiCommunicator::any_rank(bool flag) {

@@ -10,28 +10,35 @@
 
 namespace shardsynth::runtime {
 
-std::vector<float> pack_parts(const Tensor& t, int dim, int64_t parts, int64_t blocks) {
-  std::vector<float> out;
-  out.reserve(t.data.size());
+Tensor pack_parts(const Tensor& t, int dim, int64_t parts, int64_t blocks) {
+  std::vector<Tensor> chunks;
+  chunks.reserve(static_cast<std::size_t>(parts));
   for (int64_t j = 0; j < parts; ++j) {
-    const Tensor part = slice_part(t, dim, parts, j, blocks);
-    out.insert(out.end(), part.data.begin(), part.data.end());
+    Tensor part = slice_part(t, dim, parts, j, blocks);
+    part.shape = {1, part.numel()};
+    chunks.push_back(std::move(part));
   }
+  Tensor out = concat_parts(chunks, 0);
+  out.shape = {t.numel()};
   return out;
 }
 
-Tensor unpack_parts(const std::vector<float>& buffer, const std::vector<int64_t>& piece_shape, int dim, int64_t parts,
+Tensor unpack_parts(const Tensor& buffer, const std::vector<int64_t>& piece_shape, int dim, int64_t parts,
                     int64_t blocks) {
-  std::vector<Tensor> pieces;
-  pieces.reserve(static_cast<std::size_t>(parts));
-  for (int64_t j = 0; j < parts; ++j) pieces.push_back(zeros(piece_shape));
-  const std::size_t n = pieces.empty() ? 0 : pieces[0].data.size();
-  if (buffer.size() != n * static_cast<std::size_t>(parts)) {
-    throw std::invalid_argument("unpack_parts: buffer of " + std::to_string(buffer.size()) + " elements is not " +
+  int64_t n = 1;  // elements of a piece
+  for (int64_t e : piece_shape) n *= e;
+  if (buffer.numel() != n * parts) {
+    throw std::invalid_argument("unpack_parts: buffer of " + std::to_string(buffer.numel()) + " elements is not " +
                                 std::to_string(parts) + " pieces of " + std::to_string(n));
   }
+  Tensor rows = buffer;
+  rows.shape = {parts, n};
+  std::vector<Tensor> pieces;
+  pieces.reserve(static_cast<std::size_t>(parts));
   for (int64_t j = 0; j < parts; ++j) {
-    std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(j * n), n, pieces[j].data.begin());
+    Tensor piece = slice_part(rows, 0, parts, j);
+    piece.shape = piece_shape;
+    pieces.push_back(std::move(piece));
   }
   return concat_parts(pieces, dim, blocks);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/op_table.hpp"
+#include "runtime/fp32_operands.hpp"
 #include "runtime/init.hpp"
 #include "runtime/kernel_attrs.hpp"
 #include "runtime/kernels.hpp"
@@ -101,7 +102,7 @@ const Tensor& param(const KernelCall& call, const std::string& name) {
 int64_t input_vocab_limit(const ir::Graph& graph, ir::Vertex v) { return vocab_limit(graph, v); }
 
 const std::map<std::string, KernelFn>& reference_kernels() {
-  static const std::map<std::string, KernelFn> table = build_kernels();
+  static const std::map<std::string, KernelFn> table = with_fp32_operands(build_kernels(), {}, kWeightByTileKinds);
   return table;
 }
 

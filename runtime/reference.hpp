@@ -38,7 +38,8 @@ const Tensor& param(const KernelCall& call, const std::string& name);
 using KernelFn = std::function<Tensor(const KernelCall& call)>;
 
 // The one dispatch table, op kind -> kernel, for every compute kind of the op
-// table plus "output" (the identity). Placeholders are not in it.
+// table plus "output" (the identity). Placeholders are not in it. Every
+// entry reads 16-bit operands widened to fp32 (runtime/fp32_operands.hpp).
 const std::map<std::string, KernelFn>& reference_kernels();
 
 // The exclusive upper bound of the integer ids placeholder `v` holds: the

@@ -41,9 +41,9 @@ OutputComparison compare_output(const Tensor& expected, const Tensor& actual, do
   c.same_shape = expected.shape == actual.shape;
   if (!c.same_shape) return c;
   double scale = 0;
-  for (std::size_t i = 0; i < expected.data.size(); ++i) {
-    c.max_abs = std::max(c.max_abs, static_cast<double>(std::fabs(expected.data[i] - actual.data[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(expected.data[i])));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(expected.numel()); ++i) {
+    c.max_abs = std::max(c.max_abs, static_cast<double>(std::fabs(element(expected, i) - element(actual, i))));
+    scale = std::max(scale, static_cast<double>(std::fabs(element(expected, i))));
   }
   c.max_rel = scale > 0 ? c.max_abs / scale : c.max_abs;
   c.ok = c.max_rel <= tolerance;

@@ -25,6 +25,17 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 // The largest integer magnitude fp32 holds exactly.
 constexpr int64_t kExactIntLimit = int64_t{1} << 24;
 
+// The file dtype a tensor is written in: its 16-bit type, else F32.
+std::string file_dtype(const Tensor& t) {
+  if (!t.holds_bits()) return "F32";
+  return t.dtype == ir::DType::bfloat16 ? "BF16" : "F16";
+}
+
+// Bytes a tensor's elements take in the file: its storage.
+uint64_t stored_size(const Tensor& t) {
+  return t.holds_bits() ? t.bits.size() * sizeof(uint16_t) : t.data.size() * sizeof(float);
+}
+
 // Bytes per element of a supported dtype; 0 for an unknown one.
 std::size_t dtype_size(const std::string& dtype) {
   if (dtype == "F32" || dtype == "I32") return 4;
@@ -194,12 +205,13 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {  // std::map: name order
-    if (static_cast<int64_t>(t.data.size()) != t.numel()) {
-      throw std::invalid_argument("write_safetensors: tensor '" + name + "' has " + std::to_string(t.data.size()) +
+    const std::size_t n = t.holds_bits() ? t.bits.size() : t.data.size();
+    if (static_cast<int64_t>(n) != t.numel()) {
+      throw std::invalid_argument("write_safetensors: tensor '" + name + "' has " + std::to_string(n) +
                                   " elements but its shape needs " + std::to_string(t.numel()));
     }
-    const uint64_t size = t.data.size() * sizeof(float);
-    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + size}}};
+    const uint64_t size = stored_size(t);
+    header[name] = {{"dtype", file_dtype(t)}, {"shape", t.shape}, {"data_offsets", {offset, offset + size}}};
     offset += size;
   }
   std::string text = header.dump();
@@ -210,7 +222,9 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   out += text;
   out.reserve(out.size() + offset);
   for (const auto& [name, t] : tensors) {
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+    // A 16-bit tensor is written as its patterns (F16, BF16), as it is held.
+    const void* bytes = t.holds_bits() ? static_cast<const void*>(t.bits.data()) : static_cast<const void*>(t.data.data());
+    out.append(static_cast<const char*>(bytes), stored_size(t));
   }
   ir::write_file_atomic(path, out);
 }

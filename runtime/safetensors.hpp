@@ -23,8 +23,9 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path);
 // starts every message. The fuzz harness calls it directly.
 std::map<std::string, Tensor> parse_safetensors(const std::string& bytes, const std::string& where);
 
-// Writes `tensors` as F32 in name order (the same bytes for the same
-// tensors) through ir::write_file_atomic. Throws std::invalid_argument naming
+// Writes `tensors` in name order (the same bytes for the same tensors)
+// through ir::write_file_atomic: fp32 storage as F32, a bfloat16/float16
+// tensor as its 16-bit patterns (BF16, F16). Throws std::invalid_argument naming
 // a tensor whose data size differs from its shape's product, ir::InputError
 // naming the path when it cannot be written.
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);

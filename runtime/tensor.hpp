@@ -1,9 +1,11 @@
 #pragma once
 // A dense, row-major tensor held by one rank: a local shard or a whole
 // tensor. Shared by every backend (the CUDA backend copies to and from it).
-// Elements are held as fp32 values; a 16-bit dtype's values are ones that
-// dtype represents exactly (runtime/half.hpp rounds them), and collectives
-// move them as 16-bit patterns.
+// float32 (and int64 token ids, exact integers) hold fp32 elements in
+// `data`; bfloat16 and float16 hold their 16-bit patterns in `bits`
+// (runtime/half.hpp converts), 2 bytes an element as the model counts them.
+// Kernels read 16-bit operands widened to fp32 (runtime/fp32_operands.hpp)
+// and their results are rounded once into 16-bit storage.
 #include <cstdint>
 #include <vector>
 
@@ -13,16 +15,25 @@ namespace shardsynth::runtime {
 
 struct Tensor {
   std::vector<int64_t> shape;  // extent of each dim, outermost first
-  std::vector<float> data;     // row-major elements, size = product of shape
-  ir::DType dtype = ir::DType::float32;  // the element type the values are rounded to and sent in
+  std::vector<float> data;     // row-major fp32 elements (float32, int64); empty for a 16-bit dtype
+  ir::DType dtype = ir::DType::float32;  // the element type; bfloat16/float16 keep their elements in `bits`
+  std::vector<uint16_t> bits;  // row-major 16-bit patterns of a bfloat16/float16 tensor; empty otherwise
 
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t numel() const;
+  // Whether the elements are 16-bit patterns in `bits` (dtype bfloat16 or float16).
+  bool holds_bits() const { return dtype == ir::DType::bfloat16 || dtype == ir::DType::float16; }
   bool operator==(const Tensor&) const = default;
 };
 
-// A zero-filled tensor of `shape`.
+// A zero-filled float32 tensor of `shape`.
 Tensor zeros(std::vector<int64_t> shape);
+// A zero-filled tensor of `shape` and `dtype`, in that dtype's storage (+0 is all-zero bits in every dtype).
+Tensor zeros(std::vector<int64_t> shape, ir::DType dtype);
+
+// Bytes the elements of `t` take in this process: 2 an element in `bits`,
+// 4 in `data`; int64 ids count 8, as the model counts them (held as fp32).
+int64_t held_bytes(const Tensor& t);
 
 // Part `index` of `parts` equal parts along `dim`. With `blocks` > 1 the dim
 // is first cut into `blocks` equal blocks, and the result concatenates part

@@ -46,13 +46,20 @@ std::set<int> grad_partial(const std::set<int>& used, const ir::Spec& read) {
 }  // namespace
 
 void accumulate(Tensor& into, const Tensor& more) {
-  if (into.data.empty() && into.shape.empty()) {
+  if (into.data.empty() && into.bits.empty() && into.shape.empty()) {
     into = more;
     return;
   }
   if (into.shape != more.shape) throw std::invalid_argument("gradient accumulation: shapes differ");
-  if (is_half(into.dtype)) {
-    for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] = round_to(into.data[i] + more.data[i], into.dtype);
+  if (into.holds_bits()) {
+    // Each sum in fp32, rounded once into the 16-bit storage.
+    for (std::size_t i = 0; i < into.bits.size(); ++i) {
+      into.bits[i] = half_bits(half_value(into.bits[i], into.dtype) + element(more, i), into.dtype);
+    }
+    return;
+  }
+  if (more.holds_bits()) {
+    for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += element(more, i);
     return;
   }
   for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += more.data[i];
@@ -132,9 +139,9 @@ void TrainingState::begin_step() {
     });
     ledger_->begin(0);
     for (const auto& [name, s] : stored_) {
-      ledger_->hold(name, shard_bytes(s.value.data.size(), s.type.dtype));
-      ledger_->hold(name + ir::kGradSuffix, shard_bytes(s.grad.data.size(), s.grad_dtype));
-      const int64_t master = shard_bytes(s.master.data.size(), ir::DType::float32);
+      ledger_->hold(name, held_bytes(s.value));
+      ledger_->hold(name + ir::kGradSuffix, held_bytes(s.grad));
+      const int64_t master = held_bytes(s.master);
       ledger_->hold(name + ir::kStateSuffix, optimizer_.state_bytes(name) + master);
     }
   }
@@ -150,7 +157,7 @@ const Tensor& TrainingState::take(const ir::Node& node, const ir::Param& p) {
   // as synth plans it: it reads another op's parameter): a copy for this op alone.
   Gathered& copy = gathered_[use] = {resharder_.move(s.value, s.type, s.spec, spec), 0};
   if (ledger_) {
-    const int64_t bytes = shard_bytes(copy.value.data.size(), p.type.dtype);
+    const int64_t bytes = held_bytes(copy.value);
     // A recomputation's copy is not planned (synth prices its gather but
     // does not hold it): unplanned transient bytes, as resharding scratch is.
     if (const std::string planned = use + ir::kGatheredSuffix; ledger_->planned(planned) && !recomputing_) {
@@ -195,7 +202,7 @@ std::map<std::string, Tensor> TrainingState::backward(ForwardPass& pass, std::ma
     if (!ledger_) return;
     int64_t bytes = 0;
     for (const auto& [name, grad] : grads) {
-      bytes += shard_bytes(grad.data.size(), graph_.node(*graph_.find(name)).type.dtype);
+      bytes += held_bytes(grad);
     }
     ledger_->transient("activation gradients", bytes);
   };
@@ -235,7 +242,7 @@ void TrainingState::end_step() {
   if (scaler_) {
     bool found = false;
     for (const auto& [name, s] : stored_) {
-      found = found || std::any_of(s.grad.data.begin(), s.grad.data.end(), [](float g) { return !std::isfinite(g); });
+      found = found || !all_finite(s.grad);
     }
     skip = comm_.any_rank(found);
   }
@@ -257,16 +264,14 @@ void TrainingState::update(const std::string& name, Stored& s, float inverse_sca
   if (!s.master.shape.empty() || !s.master.data.empty()) {
     // Mixed precision: the fp32 master shard (in the state spec) takes the
     // step; the parameter is it rounded, moved to the stored spec.
-    Tensor grad = resharder_.move(s.grad, grad_type(s), s.grad_spec, s.state_spec);
-    grad.dtype = ir::DType::float32;
+    Tensor grad = rounded(resharder_.move(s.grad, grad_type(s), s.grad_spec, s.state_spec), ir::DType::float32);
     if (inverse_scale != 1.0f) {
       for (float& g : grad.data) g *= inverse_scale;
     }
     if (!skip) optimizer_.update(name, s.master, grad);
-    const Tensor value = rounded(s.master, s.type.dtype);
+    const Tensor value = rounded(s.master, s.type.dtype);  // the cast back, into 16-bit storage
     if (ledger_) {
-      ledger_->transient("scratch", shard_bytes(grad.data.size(), ir::DType::float32) +
-                                        shard_bytes(value.data.size(), s.type.dtype));
+      ledger_->transient("scratch", held_bytes(grad) + held_bytes(value));
       ledger_->transient("scratch", 0);
     }
     s.value = resharder_.move(value, s.type, s.state_spec, s.spec);
@@ -282,7 +287,7 @@ void TrainingState::update(const std::string& name, Stored& s, float inverse_sca
   const Tensor grad = resharder_.move(s.grad, s.type, s.grad_spec, s.state_spec);
   optimizer_.update(name, value, grad);
   if (ledger_) {
-    const int64_t moved = shard_bytes(value.data.size() + grad.data.size(), s.type.dtype);
+    const int64_t moved = held_bytes(value) + held_bytes(grad);
     ledger_->transient("scratch", moved);
     ledger_->transient("scratch", 0);
   }
@@ -294,10 +299,11 @@ double TrainingState::take_loss(const ForwardPass& pass, const std::string& outp
   const ir::Node& node = graph_.node(*graph_.find(output));
   const ir::Spec& spec = plan_.of(output);
   // An in-graph loss (the plan's loss head) is whole on every rank where
-  // the plan leaves it: read in place, no gather outside the plan.
+  // the plan leaves it: read in place, no gather outside the plan. The loss
+  // is taken in fp32 on the output's values (autocast's rule for a 16-bit output).
   const bool in_place = choice.kind == LossKind::in_graph && spec == ir::replicated(spec.rank());
-  LossValue loss =
-      compute_loss(choice, in_place ? pass.value(output) : gather(pass.value(output), node.type, spec), labels, seed);
+  LossValue loss = compute_loss(
+      choice, widened(in_place ? pass.value(output) : gather(pass.value(output), node.type, spec)), labels, seed);
   if (scaler_) scale *= scaler_->scale();
   if (scale != 1.0) {
     for (float& g : loss.grad.data) g = static_cast<float>(g * scale);
@@ -325,7 +331,7 @@ std::vector<std::string> TrainingState::stored_names() const {
 
 Tensor TrainingState::whole_grad(const std::string& name) {
   Stored& s = stored_.at(name);
-  return gather(s.grad, grad_type(s), s.spec);
+  return widened(gather(s.grad, grad_type(s), s.spec));
 }
 
 void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
@@ -335,14 +341,14 @@ void TrainingState::add_to_grad(const std::string& name, const Tensor& whole) {
 
 std::map<std::string, Tensor> TrainingState::whole_grads() {
   std::map<std::string, Tensor> out;
-  for (auto& [name, s] : stored_) out[name] = gather(s.grad, grad_type(s), s.grad_spec);
+  for (auto& [name, s] : stored_) out[name] = widened(gather(s.grad, grad_type(s), s.grad_spec));
   return out;
 }
 
 std::map<std::string, Tensor> TrainingState::whole_params() {
   std::map<std::string, Tensor> out;
   for (auto& [name, s] : stored_) {
-    out[name] = s.master.data.empty() ? gather(s.value, s.type, s.spec)
+    out[name] = s.master.data.empty() ? widened(gather(s.value, s.type, s.spec))
                                       : gather(s.master, {s.type.shape, ir::DType::float32}, s.state_spec);
   }
   return out;
@@ -413,13 +419,13 @@ void TrainingState::backward_op(ir::Vertex v, const SavedOp& saved, Tensor grad_
     auto it = g.params.find(param.name);
     if (it == g.params.end()) throw std::invalid_argument("backward of '" + node.name + "' gave no gradient for " + param.name);
     Tensor local = std::move(it->second);
-    if (!saved.leader && !contracted[p]) std::fill(local.data.begin(), local.data.end(), 0.0f);
+    if (!saved.leader && !contracted[p]) local = zeros(local.shape, local.dtype);
     const ir::Spec& spec = plan_.of(use);
     const ir::Spec partial = with_partial(spec, grad_partial(used, spec));
     Stored& s = stored_for(node, param);
     // Reduced in the policy's dtype (as wide as the parameter's or wider: the values stay).
     const ir::TensorType reduced = grad_type(s);
-    local.dtype = reduced.dtype;
+    round_in_place(local, reduced.dtype);
     if (s.use == use) {
       // The gradient is reduced straight into its buffer (a reduce-scatter for ZeRO-2/3).
       accumulate(s.grad, resharder_.move(local, reduced, partial, s.grad_spec));

@@ -10,6 +10,7 @@
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise_backward.hpp"
 #include "runtime/cuda/gpu_entries.hpp"
+#include "runtime/fp32_operands.hpp"
 #include "runtime/gradients.hpp"
 #include "runtime/kernel_attrs.hpp"
 #include "runtime/kernels.hpp"
@@ -143,7 +144,7 @@ std::map<std::string, BackwardFn> build_gpu_backward_kernels() {
 }  // namespace
 
 const std::map<std::string, BackwardFn>& gpu_backward_kernels() {
-  static const std::map<std::string, BackwardFn> table = build_gpu_backward_kernels();
+  static const std::map<std::string, BackwardFn> table = with_fp32_operands(build_gpu_backward_kernels());  // fp32 GEMMs
   return table;
 }
 

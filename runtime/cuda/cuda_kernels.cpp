@@ -10,6 +10,7 @@
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/elementwise.hpp"
 #include "runtime/cuda/gpu_entries.hpp"
+#include "runtime/fp32_operands.hpp"
 #include "runtime/half.hpp"
 #include "runtime/kernels.hpp"
 
@@ -19,6 +20,10 @@ namespace {
 // linear / conv1d (runtime/kernels.hpp): x[..., k] times a [k, n] weight, or
 // with `weight_out_in` an [n, k] one transposed, plus bias[n].
 Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, bool weight_out_in) {
+  if (x.holds_bits() != weight.holds_bits() || (x.holds_bits() && x.dtype != weight.dtype)) {
+    // Operands of different dtypes: both widened to fp32, fp32 GEMM.
+    return projection(widened(x), widened(weight), bias, weight_out_in);
+  }
   if (x.rank() < 1 || weight.rank() != 2) throw std::invalid_argument("projection: bad operand ranks");
   const int64_t k = x.shape.back();
   const int64_t n = weight_out_in ? weight.shape[0] : weight.shape[1];
@@ -33,16 +38,17 @@ Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, boo
   for (int d = 0; d + 1 < x.rank(); ++d) rows *= x.shape[d];
   if (rows == 0 || n == 0) return out;
   DeviceBuffer dout(out.data);  // starts at zero
-  if (k > 0 && is_half(x.dtype) && weight.dtype == x.dtype) {
-    // 16-bit operands: cuBLAS reads their 16-bit patterns and accumulates in fp32.
-    const DeviceHalfBuffer dx(to_half_bits(x.data, x.dtype)), dw(to_half_bits(weight.data, x.dtype));
+  if (k > 0 && x.holds_bits()) {
+    // 16-bit operands: their 16-bit storage is uploaded as it is; cuBLAS accumulates in fp32.
+    const DeviceHalfBuffer dx(x.bits), dw(weight.bits);
     device_gemm_half(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k, x.dtype);
   } else if (k > 0) {
     DeviceBuffer dx(x.data), dw(weight.data);
     device_gemm(dx.data(), false, dw.data(), weight_out_in, dout.data(), rows, n, k);
   }
   if (bias) {
-    DeviceBuffer db(bias->data);
+    const Tensor fp32_bias = widened(*bias);  // n elements: widened on the host
+    DeviceBuffer db(fp32_bias.data);
     SHARDSYNTH_CUDA_CHECK(launch_add_bias(dout.data(), db.data(), rows, n));
     dout.download(out.data);
     return out;
@@ -51,13 +57,13 @@ Tensor projection(const Tensor& x, const Tensor& weight, const Tensor* bias, boo
   return out;
 }
 
-// device_matmul on 16-bit operands (runtime/half.hpp): cuBLAS reads their
-// 16-bit patterns and accumulates in fp32; the result is fp32.
+// device_matmul on 16-bit operands (runtime/half.hpp): their 16-bit storage
+// is uploaded as it is and cuBLAS accumulates in fp32; the result is fp32.
 Tensor device_matmul_half(const Tensor& a, const Tensor& b, const MatmulPlan& plan, int64_t sa, int64_t sb) {
   const int64_t m = plan.m, k = plan.k, n = plan.n;
   const int64_t batches = static_cast<int64_t>(plan.a_index.size());
   Tensor out = zeros(plan.out_shape);
-  const DeviceHalfBuffer da(to_half_bits(a.data, a.dtype)), db(to_half_bits(b.data, a.dtype));
+  const DeviceHalfBuffer da(a.bits), db(b.bits);
   DeviceBuffer dout(out.data.size());
   if (sa >= 0 && sb >= 0) {
     device_gemm_half_batched(da.data(), false, sa * m * k, db.data(), false, sb * k * n, dout.data(), m * n, m, n, k,
@@ -73,6 +79,7 @@ Tensor device_matmul_half(const Tensor& a, const Tensor& b, const MatmulPlan& pl
 }
 
 Tensor device_matmul(const Tensor& a, const Tensor& b) {
+  if (a.holds_bits() != b.holds_bits() || (a.holds_bits() && a.dtype != b.dtype)) return device_matmul(widened(a), widened(b));
   const MatmulPlan plan = plan_matmul(a.shape, b.shape);
   const int64_t m = plan.m, k = plan.k, n = plan.n;
   const auto& a_index = plan.a_index;
@@ -81,7 +88,7 @@ Tensor device_matmul(const Tensor& a, const Tensor& b) {
   Tensor out = zeros(plan.out_shape);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return out;
   const int64_t sa = regular_stride(a_index), sb = regular_stride(b_index);
-  if (is_half(a.dtype) && b.dtype == a.dtype) return device_matmul_half(a, b, plan, sa, sb);
+  if (a.holds_bits()) return device_matmul_half(a, b, plan, sa, sb);
   DeviceBuffer da(a.data), db(b.data), dout(out.data.size());
   if (sa >= 0 && sb >= 0) {
     device_gemm_batched(da.data(), false, sa * m * k, db.data(), false, sb * k * n, dout.data(), m * n, m, n, k, batches);
@@ -174,7 +181,9 @@ std::map<std::string, KernelFn> build_gpu_kernels() {
 }  // namespace
 
 const std::map<std::string, KernelFn>& gpu_kernels() {
-  static const std::map<std::string, KernelFn> table = build_gpu_kernels();
+  // The GEMMs upload 16-bit storage themselves; every other GPU entry reads fp32.
+  static const std::map<std::string, KernelFn> table =
+      with_fp32_operands(build_gpu_kernels(), {"linear", "conv1d", "matmul"});
   return table;
 }
 

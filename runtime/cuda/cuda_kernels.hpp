@@ -13,6 +13,11 @@
 // layout ops (view, permute, transpose, split), embedding, layernorm,
 // softmax, dropout, output, and add with broadcasting.
 //
+// bfloat16/float16 operands of linear, conv1d and matmul are uploaded from
+// their 16-bit storage (Tensor::bits) as they are, for cuBLAS's 16-bit GEMMs
+// with fp32 accumulation; every other entry reads them widened to fp32
+// (runtime/fp32_operands.hpp).
+//
 // Kernels use the current CUDA device (NcclCommunicator selects it) and one
 // cuBLAS handle per thread, created on first use.
 #include <map>

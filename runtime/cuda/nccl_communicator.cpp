@@ -33,19 +33,20 @@ int local_rank(MPI_Comm world) {
 // device, moved by NCCL as bfloat16 or float16 (sums in the dtype), 2 bytes an element.
 ncclDataType_t nccl_half(ir::DType dtype) { return dtype == ir::DType::bfloat16 ? ncclBfloat16 : ncclFloat16; }
 
-Tensor labelled(Tensor t, ir::DType dtype) {
-  t.dtype = dtype;
+// `bits` as a flat tensor of `dtype` (its 16-bit storage).
+Tensor flat_bits(std::vector<uint16_t> bits, ir::DType dtype) {
+  Tensor t{{static_cast<int64_t>(bits.size())}, {}, dtype, std::move(bits)};
   return t;
 }
 
 }  // namespace
 
-Tensor NcclCommunicator::half_collective(CollectiveKind kind, const std::vector<float>& values, std::size_t out_count,
-                                         ir::DType dtype, int axis) {
+std::vector<uint16_t> NcclCommunicator::half_collective(CollectiveKind kind, const std::vector<uint16_t>& values,
+                                                        std::size_t out_count, ir::DType dtype, int axis) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
   const ncclDataType_t type = nccl_half(dtype);
-  const DeviceHalfBuffer send(to_half_bits(values, dtype));
+  const DeviceHalfBuffer send(values);  // the tensor's 16-bit storage as it is
   DeviceHalfBuffer recv(out_count);
   switch (kind) {
     case CollectiveKind::all_gather:
@@ -72,10 +73,7 @@ Tensor NcclCommunicator::half_collective(CollectiveKind kind, const std::vector<
   }
   std::vector<uint16_t> bits(out_count);
   recv.download(bits, stream_);
-  Tensor out;
-  out.data = from_half_bits(bits, dtype);
-  out.dtype = dtype;
-  return out;
+  return bits;
 }
 
 NcclCommunicator::NcclCommunicator(std::vector<int64_t> mesh_shape, MPI_Comm world) : mpi_(std::move(mesh_shape), world) {
@@ -123,16 +121,16 @@ ncclComm_t NcclCommunicator::axis_comm(int axis) const {
 Tensor NcclCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t blocks) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
-  if (is_half(t.dtype)) {
-    const Tensor flat = half_collective(CollectiveKind::all_gather, t.data, t.data.size() * n, t.dtype, axis);
+  if (t.holds_bits()) {
+    const Tensor flat = flat_bits(half_collective(CollectiveKind::all_gather, t.bits, t.bits.size() * n, t.dtype, axis), t.dtype);
     count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * 2));
-    return labelled(unpack_parts(flat.data, t.shape, dim, n, blocks), t.dtype);
+    return unpack_parts(flat, t.shape, dim, n, blocks);
   }
   DeviceBuffer send(t.data.size()), recv(t.data.size() * n);
   send.upload(t.data, stream_);
   SHARDSYNTH_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), t.data.size(), ncclFloat, comm, stream_));
-  std::vector<float> received(recv.size());
-  recv.download(received, stream_);
+  Tensor received = zeros({static_cast<int64_t>(recv.size())});
+  recv.download(received.data, stream_);
   count_bytes(CollectiveKind::all_gather, costs::ring_bytes_sent(CollectiveKind::all_gather, n, t.numel() * kFloatBytes));
   return unpack_parts(received, t.shape, dim, n, blocks);
 }
@@ -140,15 +138,15 @@ Tensor NcclCommunicator::all_gather(const Tensor& t, int dim, int axis, int64_t 
 Tensor NcclCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int64_t blocks) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
-  Tensor out = zeros(part_shape(t.shape, dim, n));
-  const std::vector<float> packed = pack_parts(t, dim, n, blocks);
-  if (is_half(t.dtype)) {
-    out.data = half_collective(CollectiveKind::reduce_scatter, packed, out.data.size(), t.dtype, axis).data;
+  Tensor out = zeros(part_shape(t.shape, dim, n), t.dtype);
+  const Tensor packed = pack_parts(t, dim, n, blocks);
+  if (t.holds_bits()) {
+    out.bits = half_collective(CollectiveKind::reduce_scatter, packed.bits, out.bits.size(), t.dtype, axis);
     count_bytes(CollectiveKind::reduce_scatter, costs::ring_bytes_sent(CollectiveKind::reduce_scatter, n, t.numel() * 2));
-    return labelled(std::move(out), t.dtype);
+    return out;
   }
-  DeviceBuffer send(packed.size()), recv(out.data.size());
-  send.upload(packed, stream_);
+  DeviceBuffer send(packed.data.size()), recv(out.data.size());
+  send.upload(packed.data, stream_);
   SHARDSYNTH_NCCL_CHECK(
       ncclReduceScatter(send.data(), recv.data(), out.data.size(), ncclFloat, ncclSum, comm, stream_));
   recv.download(out.data, stream_);
@@ -159,11 +157,11 @@ Tensor NcclCommunicator::reduce_scatter(const Tensor& t, int dim, int axis, int6
 Tensor NcclCommunicator::all_reduce(const Tensor& t, int axis) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
-  Tensor out = zeros(t.shape);
-  if (is_half(t.dtype)) {
-    out.data = half_collective(CollectiveKind::all_reduce, t.data, t.data.size(), t.dtype, axis).data;
+  Tensor out = zeros(t.shape, t.dtype);
+  if (t.holds_bits()) {
+    out.bits = half_collective(CollectiveKind::all_reduce, t.bits, t.bits.size(), t.dtype, axis);
     count_bytes(CollectiveKind::all_reduce, costs::ring_bytes_sent(CollectiveKind::all_reduce, n, t.numel() * 2));
-    return labelled(std::move(out), t.dtype);
+    return out;
   }
   DeviceBuffer buffer(t.data.size());
   buffer.upload(t.data, stream_);
@@ -178,23 +176,24 @@ Tensor NcclCommunicator::all_to_all(const Tensor& t, int src_dim, int dst_dim, i
                                     int64_t src_blocks) {
   ncclComm_t comm = axis_comm(axis);
   const int n = group_size(axis);
-  const std::vector<float> packed = pack_parts(t, dst_dim, n, dst_blocks);
-  if (is_half(t.dtype)) {
-    const Tensor flat = half_collective(CollectiveKind::all_to_all, packed, packed.size(), t.dtype, axis);
+  const Tensor packed = pack_parts(t, dst_dim, n, dst_blocks);
+  if (t.holds_bits()) {
+    const Tensor flat =
+        flat_bits(half_collective(CollectiveKind::all_to_all, packed.bits, packed.bits.size(), t.dtype, axis), t.dtype);
     count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * 2));
-    return labelled(unpack_parts(flat.data, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks), t.dtype);
+    return unpack_parts(flat, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
   }
-  const std::size_t count = packed.size() / n;
-  DeviceBuffer send(packed.size()), recv(packed.size());
-  send.upload(packed, stream_);
+  const std::size_t count = packed.data.size() / n;
+  DeviceBuffer send(packed.data.size()), recv(packed.data.size());
+  send.upload(packed.data, stream_);
   SHARDSYNTH_NCCL_CHECK(ncclGroupStart());
   for (int j = 0; j < n; ++j) {
     SHARDSYNTH_NCCL_CHECK(ncclSend(send.data() + j * count, count, ncclFloat, j, comm, stream_));
     SHARDSYNTH_NCCL_CHECK(ncclRecv(recv.data() + j * count, count, ncclFloat, j, comm, stream_));
   }
   SHARDSYNTH_NCCL_CHECK(ncclGroupEnd());
-  std::vector<float> received(packed.size());
-  recv.download(received, stream_);
+  Tensor received = zeros({static_cast<int64_t>(packed.data.size())});
+  recv.download(received.data, stream_);
   count_bytes(CollectiveKind::all_to_all, costs::ring_bytes_sent(CollectiveKind::all_to_all, n, t.numel() * kFloatBytes));
   return unpack_parts(received, part_shape(t.shape, dst_dim, n), src_dim, n, src_blocks);
 }

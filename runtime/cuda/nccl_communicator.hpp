@@ -57,11 +57,11 @@ class NcclCommunicator final : public Communicator {
 
  private:
   ncclComm_t axis_comm(int axis) const;
-  // A collective of `kind` on the 16-bit patterns of `values` (dtype
-  // bfloat16 or float16) along `axis`, NCCL summing in the dtype: the
-  // `out_count` values received, labelled with the dtype, as a flat tensor.
-  Tensor half_collective(costs::CollectiveKind kind, const std::vector<float>& values, std::size_t out_count,
-                         ir::DType dtype, int axis);
+  // A collective of `kind` on 16-bit patterns `values` (a tensor's storage,
+  // dtype bfloat16 or float16) along `axis`, NCCL summing in the dtype: the
+  // `out_count` patterns received.
+  std::vector<uint16_t> half_collective(costs::CollectiveKind kind, const std::vector<uint16_t>& values,
+                                        std::size_t out_count, ir::DType dtype, int axis);
 
   MpiCommunicator mpi_;                  // bootstrap, coordinates, barrier and abort
   int device_ = 0;                       // CUDA device of this rank

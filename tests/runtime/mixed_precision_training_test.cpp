@@ -38,7 +38,8 @@ TrainResult train(ir::DType dtype, int steps, LossScalerOptions scaler = {}) {
 }
 
 bool representable(const Tensor& t, ir::DType dtype) {
-  for (float v : t.data) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = element(t, static_cast<std::size_t>(i));
     if (round_to(v, dtype) != v) return false;
   }
   return true;

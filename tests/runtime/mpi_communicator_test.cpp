@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "runtime/half.hpp"
 #include "runtime/mpi_communicator.hpp"
 #include "runtime/packing.hpp"
 #include "tests/runtime/mpi_test_util.hpp"
@@ -157,22 +158,28 @@ TEST_CASE("half_CollectivesSendTwoBytesAnElement") {
         const int64_t n = shape[axis];
         const int64_t c = comm.coords()[axis];
         Tensor ones = zeros({4, 2 * n});
-        ones.dtype = dtype;
         for (float& v : ones.data) v = static_cast<float>(c + 1);  // small integers: every sum is exact
+        round_in_place(ones, dtype);  // 16-bit storage
         const Tensor sum = comm.all_reduce(ones, axis);
         CHECK(sum.dtype == dtype);
-        for (float v : sum.data) CHECK(v == static_cast<float>(n * (n + 1) / 2));
+        CHECK(sum.data.empty());  // received into 16-bit storage
+        REQUIRE(sum.bits.size() == static_cast<std::size_t>(ones.numel()));
+        for (uint16_t v : sum.bits) CHECK(v == half_bits(static_cast<float>(n * (n + 1) / 2), dtype));
         const Tensor gathered = comm.all_gather(ones, 1, axis);
         CHECK(gathered.dtype == dtype);
         CHECK(gathered.shape == std::vector<int64_t>{4, 2 * n * n});
-        CHECK(gathered.data[static_cast<std::size_t>(2 * n * n - 1)] == static_cast<float>(n));
+        CHECK(element(gathered, static_cast<std::size_t>(2 * n * n - 1)) == static_cast<float>(n));
         const Tensor scattered = comm.reduce_scatter(ones, 1, axis);
         CHECK(scattered.shape == std::vector<int64_t>{4, 2});
-        CHECK(scattered.data[0] == static_cast<float>(n * (n + 1) / 2));
+        CHECK(element(scattered, 0) == static_cast<float>(n * (n + 1) / 2));
+        const Tensor swapped = comm.all_to_all(ones, 0, 1, axis);
+        CHECK(swapped.dtype == dtype);
+        CHECK(swapped.bits.size() == static_cast<std::size_t>(ones.numel()));
         const int64_t b = ones.numel() * 2;  // bytes of the tensor at 2 per element
         const std::map<CollectiveKind, int64_t> want = {{CollectiveKind::all_reduce, 2 * (n - 1) * b / n},
                                                         {CollectiveKind::all_gather, (n - 1) * b},
-                                                        {CollectiveKind::reduce_scatter, (n - 1) * b / n}};
+                                                        {CollectiveKind::reduce_scatter, (n - 1) * b / n},
+                                                        {CollectiveKind::all_to_all, (n - 1) * b / n}};
         CHECK(comm.bytes_sent() == want);
       }
     }
@@ -184,8 +191,8 @@ TEST_CASE("pack_parts_RoundTripsThroughTheExchangeLayout") {
   for (int dim = 0; dim < 3; ++dim) {
     for (int64_t blocks : {1, 2}) {
       const int64_t parts = 2;
-      const std::vector<float> packed = pack_parts(t, dim, parts, blocks);
-      CHECK(packed.size() == t.data.size());
+      const Tensor packed = pack_parts(t, dim, parts, blocks);
+      CHECK(packed.data.size() == t.data.size());
       CHECK(unpack_parts(packed, part_shape(t.shape, dim, parts), dim, parts, blocks) == t);
     }
   }

@@ -4,6 +4,7 @@
 
 #include "ir/dtype.hpp"
 #include "ir/error.hpp"
+#include "runtime/half.hpp"
 #include "runtime/packing.hpp"
 
 using namespace shardsynth;
@@ -15,7 +16,7 @@ TEST_CASE("wire_lanes_TheCostModelsElementSize") {
   }
 }
 
-// A 16-bit element is one lane labelled with its dtype: the communicators send
+// A 16-bit element is one lane in its 16-bit storage: the communicators send
 // it as 2 bytes (runtime/half.hpp), and its sums stay summable.
 TEST_CASE("to_wire_HalfTypesAreOneLaneRoundedAndLabelled") {
   for (ir::DType dtype : {ir::DType::float16, ir::DType::bfloat16}) {
@@ -26,8 +27,10 @@ TEST_CASE("to_wire_HalfTypesAreOneLaneRoundedAndLabelled") {
     const Tensor wire = to_wire(t, dtype);
     CHECK(wire.shape == t.shape);
     CHECK(wire.dtype == dtype);
-    CHECK(wire.data == std::vector<float>{1.0f, -3.0f});  // 1 + 2^-12 rounds to 1 in both
+    CHECK(wire.data.empty());  // travels as its 16-bit storage
+    CHECK(wire.bits == std::vector<uint16_t>{half_bits(1.0f, dtype), half_bits(-3.0f, dtype)});  // 1 + 2^-12 rounds to 1
     CHECK(from_wire(wire, dtype) == wire);
+    CHECK(to_wire(wire, dtype) == wire);  // already in its storage
   }
 }
 
