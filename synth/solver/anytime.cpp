@@ -167,7 +167,12 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
-    if (gather(searches, folded, result)) return result;
+    const int64_t bound_before = result.lower_bound;
+    const bool over = gather(searches, folded, result);
+    // Published as it rises: a caller that gives up on this search past
+    // its deadline (time_guard.hpp) still has it.
+    if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
+    if (over) return result;
     stalled = improved ? 0 : stalled + options.epoch_rounds;
     if (options.stall_rounds > 0 && stalled >= options.stall_rounds) {
       result.stop_reason = "stalled";

@@ -31,6 +31,7 @@ struct AnytimeOptions {
   int region_attempts = 4;                                         // Z3 region searches per round (region_cegis.hpp); 0 = none
   Assignment start;                                                // a plan of the problem found elsewhere, the plan to beat (empty = none)
   int64_t good_enough = 0;                                         // stop once the best plan costs at most this (0 = never), checked between epochs
+  std::function<void(int64_t)> on_bound;                           // called with each rise of the lower bound (AnytimeResult::lower_bound), between epochs; empty = none
 };
 
 // One improving plan, as it is found.

@@ -136,7 +136,7 @@ bool take_found(const Problem& problem, const AnytimeResult& found, const Iterat
 }  // namespace
 
 bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
-                       const IterationCallback& on_iteration, CegisResult& result,
+                       const IterationCallback& on_iteration, const BoundCallback& on_bound, CegisResult& result,
                        std::optional<PreparedKernel>& prepared) {
   const bool exact_after = static_cast<int>(problem.nodes.size()) <= kExactLoopMaxNodes;
   int64_t good_enough = 0;  // with the LP: a plan within 1% of its bound ends the anytime search
@@ -148,6 +148,7 @@ bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std:
   auto last = Clock::now();
   AnytimeOptions anytime = anytime_options(options, deadline, result, exact_after);
   anytime.good_enough = good_enough;
+  anytime.on_bound = on_bound;
   const AnytimeResult found = anytime_search(problem, anytime, [&](const AnytimeStep& step) {
         Iteration it;
         it.status = CheckStatus::sat;

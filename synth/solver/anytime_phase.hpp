@@ -18,10 +18,11 @@ namespace shardsynth::synth {
 // exact loop follows and the options leave the choice to it (automatic),
 // it first checks whether the limit binds at all, by the exact loop's
 // reduction and lower-bound pass, kept in `prepared` for that loop.
+// Each rise of the search's lower bound goes to `on_bound` as it is found.
 // Returns whether the run is over.
 bool run_anytime_phase(const Problem& problem, const CegisOptions& options,
                        std::optional<std::chrono::steady_clock::time_point> deadline,
-                       const IterationCallback& on_iteration, CegisResult& result,
+                       const IterationCallback& on_iteration, const BoundCallback& on_bound, CegisResult& result,
                        std::optional<PreparedKernel>& prepared);
 
 }  // namespace shardsynth::synth

@@ -52,7 +52,7 @@ CegisResult run_search(const Problem& problem, const CegisOptions& options, cons
   }
   std::optional<PreparedKernel> prepared;
   if (wants_anytime(problem, options)) {
-    if (run_anytime_phase(problem, options, deadline, on_iteration, result, prepared)) return result;
+    if (run_anytime_phase(problem, options, deadline, on_iteration, on_bound, result, prepared)) return result;
     if (on_bound) on_bound(result.lower_bound);
   }
   ExactSearch search(problem, false, options, deadline, on_iteration, on_bound, result);
