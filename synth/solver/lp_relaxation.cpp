@@ -350,6 +350,13 @@ void ClpRelaxation::read_solution() {
   Sum bound;
   result_.node_reduced = node_reduced(duals, bound);
   result_.edge_reduced = edge_reduced(duals, bound);
+  // The marginal rows' duals, for pricing pairs the LP had no column for (lp_pricing.hpp).
+  result_.from_duals.assign(p_.edges.size(), {});
+  result_.to_duals.assign(p_.edges.size(), {});
+  for (std::size_t e = 0; e < p_.edges.size(); ++e) {
+    for (int row : layout_.from_row[e]) result_.from_duals[e].push_back(row >= 0 ? duals[row] : 0.0);
+    for (int row : layout_.to_row[e]) result_.to_duals[e].push_back(row >= 0 ? duals[row] : 0.0);
+  }
   result_.binding_rows = std::move(binding_);
   result_.binding_duals = std::move(binding_duals_);
   result_.values.assign(p_.nodes.size(), {});

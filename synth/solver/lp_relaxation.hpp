@@ -43,6 +43,8 @@ struct LpRelaxation {
   std::vector<std::vector<double>> values;        // per node, per strategy: x in the last LP solution (0 for forbidden)
   std::vector<std::vector<double>> node_reduced;  // per node, per strategy: reduced cost, cost units (+inf for forbidden)
   std::vector<std::vector<double>> edge_reduced;  // per edge, row-major like its table: reduced cost (+inf for forbidden)
+  std::vector<std::vector<double>> from_duals;    // per edge, per strategy of `from`: dual of its marginal row, cost units (0 for forbidden); a pair's reduced cost is its cost minus from_duals and to_duals
+  std::vector<std::vector<double>> to_duals;      // per edge, per strategy of `to`: dual of its marginal row, cost units (0 for forbidden)
   int64_t columns = 0;              // LP columns (x and y)
   int memory_rows = 0;              // memory rows added (of usage_rows)
   std::vector<double> binding_duals;  // per binding row: minus its dual, cost units per limit (>0): usage u on it adds binding_duals * u / limit to a reduced cost
