@@ -117,7 +117,7 @@ int64_t price(const Problem& p, LpRelaxation& lp, Kept& kept) {
       std::partial_sort(negative.begin(), negative.begin() + static_cast<long>(cap), negative.end());
       negative.resize(cap);
     }
-    for (const auto& [d, k] : negative) kept[e][k] = 1;
+    for (const auto& pair : negative) kept[e][pair.second] = 1;
     added += static_cast<int64_t>(negative.size());
   }
   const long double exact = static_cast<long double>(lp.bound_exact) + shift - (1e-12L * size + 1e-6L);
