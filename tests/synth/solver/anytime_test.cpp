@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <random>
+#include <vector>
 
 #include "synth/solver/anytime.hpp"
 #include "synth/solver/brute_force.hpp"
