@@ -1,7 +1,7 @@
 """shardsynth.parallelize on real torch.distributed: 8 CPU ranks with gloo.
 
     python dtensor_check.py PACKAGE_DIR [--models gpt2,llama,qwen2,mistral] [--meshes 8,2x4]
-                            [--plans optimum,megatron,fsdp,zero1,random]
+                            [--plans optimum,megatron,fsdp,zero1,random] [--seeds 7,8,9]
 
 The parent traces each tiny `transformers` model (built from its config,
 random weights, eager attention) once and solves it for every mesh and plan
@@ -56,10 +56,11 @@ def inputs() -> torch.Tensor:
     return torch.randint(0, VOCAB, (BATCH, SEQ), generator=torch.Generator().manual_seed(1))
 
 
-def solve_all(models: list, meshes: list, plans: list, half: bool) -> list:
-    """(model, mesh, plan kind, graph, schedule) for every case, solved in this process.
-    With `half`, each (model, plan kind) runs on one mesh, taken in turn, so that
-    every model and every plan kind still meets every mesh."""
+def solve_all(models: list, meshes: list, plans: list, half: bool, seeds: tuple = (7,)) -> list:
+    """(model, mesh, plan kind, graph, schedule) for every case, solved in this process;
+    a random plan once per seed (its kind then `random:SEED`). With `half`, each (model,
+    plan kind) runs on one mesh, taken in turn, so that every model and every plan kind
+    still meets every mesh."""
     import shardsynth
 
     cases = []
@@ -70,9 +71,11 @@ def solve_all(models: list, meshes: list, plans: list, half: bool) -> list:
                 if half and (i + j) % len(meshes) != k:
                     continue
                 plan = "" if kind == "optimum" else kind
-                result = shardsynth.solve(graph, mesh=mesh, mode="training", plan=plan, seed=7)
-                priced = shardsynth._native.collectives(graph, result["schedule"])["collectives"]
-                cases.append((name, mesh, kind, graph, result["schedule"], priced))
+                for seed in (seeds if kind == "random" else seeds[:1]):
+                    result = shardsynth.solve(graph, mesh=mesh, mode="training", plan=plan, seed=seed)
+                    priced = shardsynth._native.collectives(graph, result["schedule"])["collectives"]
+                    label = f"random:{seed}" if kind == "random" and len(seeds) > 1 else kind
+                    cases.append((name, mesh, label, graph, result["schedule"], priced))
     return cases
 
 
@@ -105,8 +108,7 @@ def run_case(name: str, mesh_text: str, kind: str, graph: dict, schedule: dict, 
     from torch.distributed.device_mesh import init_device_mesh
 
     import shardsynth
-    from shardsynth.comm_count import (CollectiveCounter, bias_in_partial_sum, predicted_by_kind,
-                                       strided_as_gather)
+    from shardsynth.comm_count import CollectiveCounter, bias_in_partial_sum, predicted_by_kind
 
     ref = build(name).eval()
     model = copy.deepcopy(ref)
@@ -137,7 +139,7 @@ def run_case(name: str, mesh_text: str, kind: str, graph: dict, schedule: dict, 
         ref_opt.step()
         if step == 0:
             unsent = bias_in_partial_sum(priced, graph, schedule)
-            sent = strided_as_gather([r for r in priced if r not in unsent], schedule)
+            sent = [r for r in priced if r not in unsent]
             table = {phase: (predicted_by_kind(priced, phase), predicted_by_kind(sent, phase),
                              counters[phase].by_kind()) for phase in PHASES}
             table["other"] = sorted(set(sum((c.other for c in counters.values()), [])))
@@ -198,9 +200,11 @@ def main() -> int:
     parser.add_argument("--meshes", default="8,2x4")
     parser.add_argument("--plans", default="optimum,megatron,fsdp,zero1,random")
     parser.add_argument("--half", action="store_true", help="each (model, plan kind) on one mesh, in turn")
+    parser.add_argument("--seeds", default="7", help="the seeds of the random plans, one case each")
     args = parser.parse_args()
     sys.path.insert(0, args.package_dir)
-    cases = solve_all(args.models.split(","), args.meshes.split(","), args.plans.split(","), args.half)
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    cases = solve_all(args.models.split(","), args.meshes.split(","), args.plans.split(","), args.half, seeds)
     try:
         torch.multiprocessing.spawn(rank_main, args=(8, free_port(), args.package_dir, cases), nprocs=8)
     except torch.multiprocessing.ProcessExitedException:

@@ -1,0 +1,131 @@
+"""A matrix product (aten.linear, addmm, mm) run on the local shards, as the
+plan's op rule computes it, where DTensor's own strategy would not: operands
+with a dim sharded in blocks or strides (`_StridedShard`: GPT-2's fused
+q|k|v, or the rows of a flatten whose inner dim is sharded), or flattened
+batch dims sharded over several mesh axes. DTensor gathers such an operand
+first, or flattens it into a strided shard it then cannot unflatten.
+
+Per mesh axis, from the operands' placements (`local_map`):
+- the input's batch (row) dims sharded: the output's same dims, the same way;
+- the weight's output features sharded: the output's last dim, the same way;
+- the contraction dim sharded on both: a pending partial sum (Partial);
+- otherwise replicated.
+A bias follows the output's last dim; a bias on a partial sum is added by
+DTensor after the local product (its Replicate -> Partial split, nothing
+sent). Anything else (a Partial operand, a contraction sharded on one side
+only) returns None, and DTensor runs the op.
+
+The gradients, per axis: the input's is partial where the weight's output
+features are sharded; the weight's and the bias's are partial where the
+input's batch dims are sharded (they are contracted in the backward)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+_LINEAR = torch.ops.aten.linear.default
+_ADDMM = torch.ops.aten.addmm.default
+_MM = torch.ops.aten.mm.default
+
+
+def _sharded(p: Any) -> bool:
+    """A Shard or a _StridedShard (both have a dim; Replicate and Partial have none)."""
+    return hasattr(p, "dim") and not p.is_partial() and not p.is_replicate()
+
+
+def _strided(p: Any) -> bool:
+    return _sharded(p) and type(p).__name__ == "_StridedShard"
+
+
+def _moved(p: Any, dim: int) -> Any:
+    """Placement `p` on dim `dim`, the same way (plain, or strided with its split factor)."""
+    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor.placement_types import _StridedShard
+
+    return _StridedShard(dim, split_factor=p.split_factor) if _strided(p) else Shard(dim)
+
+
+def wants_local(target: Any, args: tuple) -> bool:
+    """Whether this op is a matrix product that DTensor would not run as the plan does."""
+    if target not in (_LINEAR, _ADDMM, _MM):
+        return False
+    tensors = [a for a in args if hasattr(a, "placements")]
+    if any(_strided(p) for t in tensors for p in t.placements):
+        return True
+    x = args[1] if target is _ADDMM else args[0]
+    return hasattr(x, "placements") and sum(_sharded(p) and p.dim < x.dim() - 1 for p in x.placements) > 1
+
+
+def run_local(target: Any, args: tuple, kwargs: dict) -> Optional[Any]:
+    """The op on local shards (module doc), or None where its placements do not fit the rule."""
+    if kwargs or not all(hasattr(a, "placements") for a in args):
+        return None
+    if target is _LINEAR:
+        x, w, b = args[0], args[1], (args[2] if len(args) > 2 else None)
+        out_dim, in_dim = 0, 1
+    elif target is _ADDMM:
+        b, x, w = args
+        out_dim, in_dim = 1, 0
+    else:
+        x, w, b = args[0], args[1], None
+        out_dim, in_dim = 1, 0
+    out = _out_placements(x, w, out_dim, in_dim)
+    if out is None:
+        return None
+    partial = any(p.is_partial() for p in out)
+    if b is not None and not partial and any(not _same_as_last(pb, po, x.dim()) for pb, po in zip(b.placements, out)):
+        return None
+    y = _run(x, w, None if partial else b, out, out_dim, target)
+    return y + b if partial and b is not None else y
+
+
+def _out_placements(x: Any, w: Any, out_dim: int, in_dim: int) -> Optional[list]:
+    from torch.distributed.tensor import Partial, Replicate
+
+    last = x.dim() - 1
+    out: list = []
+    for px, pw in zip(x.placements, w.placements):
+        if px.is_partial() or pw.is_partial():
+            return None
+        x_contracted = _sharded(px) and px.dim == last
+        w_contracted = _sharded(pw) and pw.dim == in_dim
+        if x_contracted != w_contracted or (x_contracted and px != _moved(pw, last)):
+            return None
+        if x_contracted:
+            out.append(Partial())
+        elif _sharded(pw):
+            out.append(_moved(pw, last) if not _sharded(px) else None)
+        elif _sharded(px):
+            out.append(px)
+        else:
+            out.append(Replicate())
+    return None if any(p is None for p in out) else out
+
+
+def _same_as_last(pb: Any, po: Any, ndim: int) -> bool:
+    """The bias' placement on one axis is the output's, moved from its last dim to the bias' only dim."""
+    if _sharded(po) and po.dim == ndim - 1:
+        return _sharded(pb) and pb == _moved(po, 0)
+    return pb.is_replicate()
+
+
+def _run(x: Any, w: Any, b: Any, out: list, out_dim: int, target: Any) -> Any:
+    from torch.distributed.tensor import Partial
+    from torch.distributed.tensor.experimental import local_map
+
+    batch = [_sharded(px) and px.dim < x.dim() - 1 for px in x.placements]
+    grad_x = [Partial() if _sharded(pw) and pw.dim == out_dim else px for px, pw in zip(x.placements, w.placements)]
+    grad_w = [Partial() if row else pw for row, pw in zip(batch, w.placements)]
+    inputs = [x.placements, w.placements]
+    grads = [grad_x, grad_w]
+    if b is not None:
+        inputs.append(b.placements)
+        grads.append([Partial() if row else pb for row, pb in zip(batch, b.placements)])
+
+    def product(xl: torch.Tensor, wl: torch.Tensor, bl: Optional[torch.Tensor] = None) -> torch.Tensor:
+        y = torch.nn.functional.linear(xl, wl) if target is _LINEAR else xl @ wl
+        return y if bl is None else y + bl
+
+    run = local_map(product, out_placements=out, in_placements=tuple(inputs), in_grad_placements=tuple(grads))
+    return run(x, w, b) if b is not None else run(x, w)
