@@ -129,3 +129,51 @@ def _run(x: Any, w: Any, b: Any, out: list, out_dim: int, target: Any) -> Any:
 
     run = local_map(product, out_placements=out, in_placements=tuple(inputs), in_grad_placements=tuple(grads))
     return run(x, w, b) if b is not None else run(x, w)
+
+
+
+def repeat_kv_local(x: Any, out_spec: Any, out_shape: list, mesh: Any) -> Optional[Any]:
+    """Grouped-query attention's repeat of the KV heads (dim -3 of [batch, kv heads, seq, dim]) on
+    the local shard, into `out_spec` as the op's rule lays it out: each device repeats its own
+    KV heads as many times as its part of the repeats holds. Where the repeated heads are
+    sharded by axes the KV heads are not (each KV head's block of repeats split), the local
+    gradient is a partial sum over those axes, as the plan prices it. None for layouts this
+    does not cover (DTensor runs the ops then)."""
+    from torch.distributed.tensor import Partial
+    from torch.distributed.tensor.experimental import local_map
+
+    from .reshard import full, placements, spec_of
+
+    if not hasattr(x, "placements") or x.dim() < 3:
+        return None
+    shape = tuple(int(n) for n in mesh.shape)
+    src = spec_of(x.placements, x.dim(), shape)
+    dst = full(out_spec, x.dim())
+    head = x.dim() - 3
+    kv, heads = x.shape[head], out_shape[head]
+    if src.partial or dst.partial or any(src.dims[d] != dst.dims[d] or src.blocks[d] != dst.blocks[d]
+                                         for d in range(x.dim()) if d != head):
+        return None
+    have, want = src.dims[head], dst.dims[head]
+    extra = want[len(have):]
+    if want[:len(have)] != have or src.blocks[head] != 1:
+        return None
+    kv_local = kv
+    for a in have:
+        kv_local //= shape[a]
+    # the repeats split within each local KV head: blocks of one KV head each, or one local KV head
+    if extra and not (dst.blocks[head] == kv and not have) and not (dst.blocks[head] == 1 and kv_local == 1):
+        return None
+    if not extra and dst.blocks[head] != 1:
+        return None
+    split = 1
+    for a in extra:
+        split *= shape[a]
+    if heads % kv or (heads // kv) % split:
+        return None
+    repeats = heads // kv // split
+    grad = [Partial() if a in extra else p for a, p in enumerate(x.placements)]
+    run = local_map(lambda t: t.repeat_interleave(repeats, dim=head),
+                    out_placements=placements(dst, x.dim(), shape), in_placements=(x.placements,),
+                    in_grad_placements=(grad,))
+    return run(x)

@@ -25,6 +25,7 @@ differs from the plan's), so a count that differs says where.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 
 from typing import Any, Iterator
@@ -34,11 +35,12 @@ import torch.fx
 from torch import nn
 from torch.utils.weak import WeakIdKeyDictionary
 
-from .local_matmul import run_local, wants_local
+from .local_matmul import repeat_kv_local, run_local, wants_local
 from .plan import PlanError, Spec, parse_spec, placements, spec_table
 from .reshard import full, move, spec_of
 
 _SPLITS = (torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default)
+_RESHAPES = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
 _OUTPUT_GATHER = [False]  # set while the outputs are gathered whole (not plan bytes)
 
 
@@ -292,7 +294,41 @@ class PlanRun:
             return self.checkpointed(node, env, value)
         args = torch.fx.node.map_arg(node.args, value)
         kwargs = torch.fx.node.map_arg(node.kwargs, value)
+        kind = self.nodes[graph_node]["kind"] if graph_node is not None else None
+        if kind == "view" and node.target in _RESHAPES:
+            local = self.local_view(node, graph_node, args[0])
+            if local is not None:
+                return local
+        if kind == "repeat_kv" and node.target in _RESHAPES and list(node.meta["val"].shape) == self.nodes[graph_node]["shape"]:
+            source = node
+            while self.names.get(source.all_input_nodes[0].name) == graph_node:
+                source = source.all_input_nodes[0]
+            local = repeat_kv_local(value(source.all_input_nodes[0]), self.result_spec(graph_node),
+                                   self.nodes[graph_node]["shape"], self.mesh)
+            if local is not None:
+                return local
         return _run_op(node.target, args, kwargs)
+
+    def local_view(self, node: torch.fx.Node, graph_node: str, x: Any) -> Any:
+        """A view node's reshape on the local shard, into the plan's result spec, as shard-run runs it:
+        the view's rule admits only specs whose local data a local reshape lays out (DTensor cannot
+        split a dim sharded over several axes between two dims). None when the shapes do not fit."""
+        from torch.distributed.tensor import DTensor
+
+        if not hasattr(x, "placements") or x.dim() == 0:
+            return None
+        shape = tuple(node.meta["val"].shape)
+        place = self.place(self.result_spec(graph_node), node.meta["val"])
+        local = list(shape)
+        for axis, p in enumerate(place):
+            if hasattr(p, "dim") and not p.is_partial() and not p.is_replicate():
+                if local[p.dim] % self.mesh.size(axis):
+                    return None
+                local[p.dim] //= self.mesh.size(axis)
+        if math.prod(local) != x.to_local().numel():
+            return None
+        return DTensor.from_local(x.to_local().reshape(local), self.mesh, place, run_check=False, shape=shape,
+                                  stride=torch.empty(shape, device="meta").stride())
 
     def is_graph_split(self, node: torch.fx.Node) -> bool:
         """An aten.split whose parts are all graph split nodes (read through getitem)."""
