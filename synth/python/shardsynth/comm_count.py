@@ -139,8 +139,15 @@ def bias_in_partial_sum(rows: list, graph: dict, schedule: dict) -> list:
     as shard-run adds it on one rank), so an all-reduce; DTensor adds the replicated bias to
     the partial sum as its own Replicate -> Partial split, whose gradient is the output's
     resolved, replicated gradient: nothing is sent."""
-    partial = {e["tensor"] for e in schedule.get("specs", []) if "+P" in e["spec"]}
-    biases = {f"{n['name']}.{p['name']}" for n in graph["nodes"] if n["name"] in partial
+    partial = {e["tensor"]: _partial_axes(e["spec"]) for e in schedule.get("specs", []) if "+P" in e["spec"]}
+    biases = {f"{n['name']}.{p['name']}": partial[n["name"]] for n in graph["nodes"] if n["name"] in partial
               for p in n.get("params", []) if len(p["shape"]) == 1}
-    return [r for r in rows if r["phase"] == "backward" and r["tensor"] in biases
-            and "+P" in r["move"].split("->")[0]]  # its reduction (a stored bias' second gather is sent)
+    # its reduction over the output's partial axes (over a sharded batch it is sent; a stored bias' second gather too)
+    return [r for r in rows if r["phase"] == "backward" and r["axis"] in biases.get(r["tensor"], ())
+            and "+P" in r["move"].split("->")[0]]
+
+
+def _partial_axes(spec: str) -> tuple:
+    """The mesh axes of a spec text's pending partial sum ('+P' alone: axis 0 of a 1-D mesh)."""
+    text = spec.partition("+P")[2]
+    return tuple(int(c) for c in text) if text else (0,)

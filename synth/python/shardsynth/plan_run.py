@@ -35,7 +35,7 @@ import torch.fx
 from torch import nn
 from torch.utils.weak import WeakIdKeyDictionary
 
-from .local_matmul import repeat_kv_local, run_local, wants_local
+from .local_ops import repeat_kv_local, run_local, wants_local
 from .plan import PlanError, Spec, parse_spec, placements, spec_table
 from .reshard import full, move, spec_of
 
@@ -465,7 +465,7 @@ def _plain_partial(value: Any) -> Any:
 
 def _run_op(target: Any, args: Any, kwargs: Any) -> Any:
     """One ATen op on DTensors: a matrix product that DTensor would not run as planned on the
-    local shards (local_matmul.py), everything else by DTensor."""
+    local shards (local_ops.py), everything else by DTensor."""
     if wants_local(target, args):
         out = run_local(target, args, kwargs)
         if out is not None:

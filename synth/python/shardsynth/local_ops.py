@@ -1,5 +1,8 @@
-"""A matrix product (aten.linear, addmm, mm) run on the local shards, as the
-plan's op rule computes it, where DTensor's own strategy would not: operands
+"""Ops run on the local shards, as the plan's op rule computes them, where
+DTensor's own strategy would not: grouped-query attention's repeat of the KV
+heads (`repeat_kv_local`), an embedding whose vocabulary is sharded
+(`embedding_local`: DTensor's backward of its masked partial sum gathers the
+weight's gradient), and a matrix product (aten.linear, addmm, mm) on operands
 with a dim sharded in blocks or strides (`_StridedShard`: GPT-2's fused
 q|k|v, or the rows of a flatten whose inner dim is sharded), or flattened
 batch dims sharded over several mesh axes. DTensor gathers such an operand
@@ -27,6 +30,7 @@ import torch
 _LINEAR = torch.ops.aten.linear.default
 _ADDMM = torch.ops.aten.addmm.default
 _MM = torch.ops.aten.mm.default
+_EMBEDDING = torch.ops.aten.embedding.default
 
 
 def _sharded(p: Any) -> bool:
@@ -47,7 +51,9 @@ def _moved(p: Any, dim: int) -> Any:
 
 
 def wants_local(target: Any, args: tuple) -> bool:
-    """Whether this op is a matrix product that DTensor would not run as the plan does."""
+    """Whether this op is a matrix product or an embedding that DTensor would not run as the plan does."""
+    if target is _EMBEDDING:
+        return hasattr(args[0], "placements") and any(_sharded(p) and p.dim == 0 for p in args[0].placements)
     if target not in (_LINEAR, _ADDMM, _MM):
         return False
     tensors = [a for a in args if hasattr(a, "placements")]
@@ -61,6 +67,8 @@ def run_local(target: Any, args: tuple, kwargs: dict) -> Optional[Any]:
     """The op on local shards (module doc), or None where its placements do not fit the rule."""
     if kwargs or not all(hasattr(a, "placements") for a in args):
         return None
+    if target is _EMBEDDING:
+        return embedding_local(*args)
     if target is _LINEAR:
         x, w, b = args[0], args[1], (args[2] if len(args) > 2 else None)
         out_dim, in_dim = 0, 1
@@ -177,3 +185,37 @@ def repeat_kv_local(x: Any, out_spec: Any, out_shape: list, mesh: Any) -> Option
                     out_placements=placements(dst, x.dim(), shape), in_placements=(x.placements,),
                     in_grad_placements=(grad,))
     return run(x)
+
+
+def embedding_local(weight: Any, ids: Any, *rest: Any) -> Optional[Any]:
+    """aten.embedding with the vocabulary (weight dim 0) sharded plainly on one mesh axis, on local
+    shards: each device looks up the ids in its rows, zeros the others, and leaves a partial sum
+    on that axis; the weight's gradient stays in its rows (sharded), partial over the axes that
+    shard the ids. None for other layouts or arguments."""
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor.experimental import local_map
+
+    if rest or any(_strided(p) for p in tuple(weight.placements) + tuple(ids.placements)):
+        return None
+    vocab = [a for a, p in enumerate(weight.placements) if _sharded(p) and p.dim == 0]
+    if len(vocab) != 1 or any(p.is_partial() for p in tuple(weight.placements) + tuple(ids.placements)):
+        return None
+    axis = vocab[0]
+    out, grad_w = [], []
+    for pw, pi in zip(weight.placements, ids.placements):
+        if _sharded(pw) and _sharded(pi):
+            return None
+        out.append(Partial() if _sharded(pw) and pw.dim == 0 else Shard(ids.dim()) if _sharded(pw)
+                   else pi if _sharded(pi) else Replicate())
+        grad_w.append(Partial() if _sharded(pi) else pw)
+    rows = weight.shape[0] // weight.device_mesh.size(axis)
+    start = weight.device_mesh.get_local_rank(axis) * rows
+
+    def lookup(w: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        outside = (i < start) | (i >= start + rows)
+        found = torch.nn.functional.embedding((i - start).masked_fill(outside, 0), w)
+        return found * (~outside).unsqueeze(-1).to(found.dtype)
+
+    run = local_map(lookup, out_placements=out, in_placements=(weight.placements, ids.placements),
+                    in_grad_placements=(grad_w, ids.placements))
+    return run(weight, ids)
