@@ -36,11 +36,13 @@ LAYERS = 1  # one block: DTensor's per-op dispatch on 8 processes sharing the ma
 
 
 def build(name: str) -> torch.nn.Module:
-    """A tiny model of each family, seeded: the same weights in every process."""
+    """A tiny model of each family, seeded: the same weights in every process. `NAME_sdpa`
+    builds it with attn_implementation="sdpa" (PyTorch's fused attention), else eager."""
     import transformers as tf
 
     torch.manual_seed(0)
-    common = dict(vocab_size=VOCAB, attn_implementation="eager")
+    name, _, attention = name.partition("_")
+    common = dict(vocab_size=VOCAB, attn_implementation=attention or "eager")
     if name == "gpt2":
         return tf.GPT2LMHeadModel(tf.GPT2Config(n_layer=LAYERS, n_embd=64, n_head=8, n_positions=SEQ, resid_pdrop=0.0,
                                                 embd_pdrop=0.0, attn_pdrop=0.0, **common))

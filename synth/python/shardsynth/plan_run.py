@@ -37,9 +37,11 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from .local_ops import repeat_kv_local, run_local, wants_local
 from .plan import PlanError, Spec, parse_spec, placements, spec_table
+from .plan_sdpa import run_sdpa
 from .reshard import full, move, spec_of
 
 _SPLITS = (torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default)
+_SDPA = (torch.ops.aten.scaled_dot_product_attention.default,)
 _RESHAPES = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
 _OUTPUT_GATHER = [False]  # set while the outputs are gathered whole (not plan bytes)
 
@@ -285,6 +287,8 @@ class PlanRun:
                 return v
             return self.operand(source, graph_node, v)
 
+        if graph_node is not None and node.target in _SDPA:
+            return run_sdpa(self, node, graph_node, env)  # its decomposition's nodes, each planned
         if graph_node is not None and self.nodes[graph_node]["kind"] == "placeholder":
             # a folded value the graph reads as an input: whole, and in its spec to the graph (value())
             return node.target(*torch.fx.node.map_arg(node.args, lambda i: env[i]),
