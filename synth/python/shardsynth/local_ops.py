@@ -188,28 +188,36 @@ def repeat_kv_local(x: Any, out_spec: Any, out_shape: list, mesh: Any) -> Option
 
 
 def embedding_local(weight: Any, ids: Any, *rest: Any) -> Optional[Any]:
-    """aten.embedding with the vocabulary (weight dim 0) sharded plainly on one mesh axis, on local
-    shards: each device looks up the ids in its rows, zeros the others, and leaves a partial sum
-    on that axis; the weight's gradient stays in its rows (sharded), partial over the axes that
-    shard the ids. None for other layouts or arguments."""
+    """aten.embedding with the vocabulary (weight dim 0) sharded, in one block, on local shards: each
+    device looks up the ids in its rows, zeros the others, and leaves a partial sum on the axes
+    that shard the vocabulary; the weight's gradient stays in its rows (sharded), partial over the
+    axes that shard the ids. None for other layouts or arguments."""
     from torch.distributed.tensor import Partial, Replicate, Shard
     from torch.distributed.tensor.experimental import local_map
 
-    if rest or any(_strided(p) for p in tuple(weight.placements) + tuple(ids.placements)):
+    from .reshard import spec_of
+
+    mesh = weight.device_mesh
+    shape = tuple(int(n) for n in mesh.shape)
+    spec = spec_of(weight.placements, weight.dim(), shape)
+    vocab = spec.dims[0]
+    if rest or not vocab or spec.blocks[0] != 1 or any(_strided(p) for p in ids.placements) \
+            or any(p.is_partial() for p in tuple(weight.placements) + tuple(ids.placements)):
         return None
-    vocab = [a for a, p in enumerate(weight.placements) if _sharded(p) and p.dim == 0]
-    if len(vocab) != 1 or any(p.is_partial() for p in tuple(weight.placements) + tuple(ids.placements)):
-        return None
-    axis = vocab[0]
     out, grad_w = [], []
-    for pw, pi in zip(weight.placements, ids.placements):
+    for a, (pw, pi) in enumerate(zip(weight.placements, ids.placements)):
         if _sharded(pw) and _sharded(pi):
             return None
-        out.append(Partial() if _sharded(pw) and pw.dim == 0 else Shard(ids.dim()) if _sharded(pw)
+        out.append(Partial() if a in vocab else Shard(ids.dim()) if _sharded(pw)
                    else pi if _sharded(pi) else Replicate())
         grad_w.append(Partial() if _sharded(pi) else pw)
-    rows = weight.shape[0] // weight.device_mesh.size(axis)
-    start = weight.device_mesh.get_local_rank(axis) * rows
+    index = 0
+    for a in vocab:  # major first: the device's block of rows in mixed radix
+        index = index * shape[a] + mesh.get_local_rank(a)
+    rows = weight.shape[0]
+    for a in vocab:
+        rows //= shape[a]
+    start = index * rows
 
     def lookup(w: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
         outside = (i < start) | (i >= start + rows)
