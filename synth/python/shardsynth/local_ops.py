@@ -1,12 +1,13 @@
-"""Ops run on the local shards, as the plan's op rule computes them, where
-DTensor's own strategy would not: grouped-query attention's repeat of the KV
+"""Ops run on the local shards, as the plan's op rule computes them (DTensor's
+own strategy may not): grouped-query attention's repeat of the KV
 heads (`repeat_kv_local`), an embedding whose vocabulary is sharded
 (`embedding_local`: DTensor's backward of its masked partial sum gathers the
 weight's gradient), and a matrix product (aten.linear, addmm, mm) on operands
 with a dim sharded in blocks or strides (`_StridedShard`: GPT-2's fused
-q|k|v, or the rows of a flatten whose inner dim is sharded), or flattened
-batch dims sharded over several mesh axes. DTensor gathers such an operand
-first, or flattens it into a strided shard it then cannot unflatten.
+q|k|v, or the rows of a flatten whose inner dim is sharded), flattened
+batch dims sharded over several mesh axes, or a bias next to a partial sum.
+DTensor gathers such an operand first, or flattens it into a strided shard
+it then cannot unflatten.
 
 Per mesh axis, from the operands' placements (`local_map`):
 - the input's batch (row) dims sharded: the output's same dims, the same way;
@@ -51,16 +52,12 @@ def _moved(p: Any, dim: int) -> Any:
 
 
 def wants_local(target: Any, args: tuple) -> bool:
-    """Whether this op is a matrix product or an embedding that DTensor would not run as the plan does."""
+    """Whether this op is a matrix product or an embedding with a sharded vocabulary: run_local
+    runs it by the op rule whenever its operands' placements fit one (DTensor's strategy may
+    gather an operand the rule keeps sharded)."""
     if target is _EMBEDDING:
         return hasattr(args[0], "placements") and any(_sharded(p) and p.dim == 0 for p in args[0].placements)
-    if target not in (_LINEAR, _ADDMM, _MM):
-        return False
-    tensors = [a for a in args if hasattr(a, "placements")]
-    if any(_strided(p) for t in tensors for p in t.placements):
-        return True
-    x = args[1] if target is _ADDMM else args[0]
-    return hasattr(x, "placements") and sum(_sharded(p) and p.dim < x.dim() - 1 for p in x.placements) > 1
+    return target in (_LINEAR, _ADDMM, _MM)
 
 
 def run_local(target: Any, args: tuple, kwargs: dict) -> Optional[Any]:
