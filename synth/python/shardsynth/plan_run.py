@@ -184,7 +184,8 @@ class PlanRun:
         if _spec(value, self.mesh) != result:
             self.unplanned_moves.append((name, tuple(value.placements), tuple(self.place(result, value))))
         for spec in (result, self.specs[name]):
-            value = _Edge.apply(value, self.mesh, spec, _no_partial(_spec(value, self.mesh)))
+            if _spec(value, self.mesh) != full(spec, value.dim()):
+                value = _Edge.apply(value, self.mesh, spec, _no_partial(_spec(value, self.mesh)))
         self.out_cache[name] = value
         return value
 
