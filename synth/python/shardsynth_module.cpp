@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costs/collective.hpp"
 #include "costs/cost_model.hpp"
 #include "costs/op_cost.hpp"
 #include "ir/error.hpp"
@@ -141,6 +142,35 @@ py::dict collectives(const py::object& graph_json, const py::object& schedule_js
   }
 }
 
+// costs::plan_resharding's steps from spec `from` to spec `to` (same described dims) on `mesh`, each
+// with the spec after it: what a run that moves a tensor as synth prices it executes.
+py::list reshard_steps(const std::string& from, const std::string& to, const std::string& mesh_text) {
+  try {
+    const ir::Mesh mesh = ir::parse_mesh(mesh_text);
+    const int rank = mesh.rank();
+    ir::Spec spec = ir::parse_spec(from, rank);
+    const ir::Spec target = ir::parse_spec(to, rank);
+    if (spec.rank() != target.rank()) throw ir::InputError("specs '" + from + "' and '" + to + "' describe different dims");
+    const auto steps = costs::plan_resharding(spec, target, mesh);
+    if (!steps) throw ir::InputError("spec '" + to + "' cannot be reached from '" + from + "'");
+    py::list out;
+    for (const costs::Collective& step : *steps) {
+      spec = costs::apply(step, spec);
+      py::dict row;
+      row["kind"] = costs::collective_name(step.kind);
+      row["axis"] = step.mesh_axis;
+      row["src_dim"] = step.src_dim;
+      row["dst_dim"] = step.dst_dim;
+      row["dst_blocks"] = step.dst_blocks;
+      row["after"] = ir::to_string(spec, rank);
+      out.append(row);
+    }
+    return out;
+  } catch (const ir::InputError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
 py::object builtin_graph(const std::string& name, const std::optional<int64_t>& layers, bool loss_head) {
   try {
     if (name == "mlp") {
@@ -183,6 +213,11 @@ PYBIND11_MODULE(_native, m) {
         "read off the pricing (synth/collective_ledger.hpp). Returns a dict: collectives, one step's list of {kind,\n"
         "axis, phase (forward, backward, optimizer), bytes (one device sends, ring volumes), elements (its local\n"
         "buffer), cost (its price), tensor, move (FROM->TO, spec text)}; cost (the schedule's, re-scored) and mode.\n"
+        "Bad input raises ValueError.");
+  m.def("reshard_steps", &reshard_steps, py::arg("from_spec"), py::arg("to_spec"), py::arg("mesh"),
+        "The steps (costs::plan_resharding) that move a tensor from one spec to another (spec text, the same\n"
+        "described dims) on a mesh ('2x4'): a list of {kind (slice, all_gather, all_to_all, all_reduce,\n"
+        "reduce_scatter), axis, src_dim, dst_dim (described dims, -1: none), dst_blocks, after (spec text)}.\n"
         "Bad input raises ValueError.");
   m.def("builtin_graph", &builtin_graph, py::arg("name"), py::arg("layers") = py::none(), py::arg("loss_head") = false,
         "The graph JSON (dict) of a built-in model: 'mlp', or 'gpt2' (small preset; layers = blocks).\n"

@@ -168,5 +168,21 @@ class CollectivesTest(unittest.TestCase):
         return shardsynth.builtin_graph("mlp")
 
 
+class ReshardStepsTest(unittest.TestCase):
+    def test_reshard_steps_SwapOfAxesIsTwoAllToAlls(self):
+        steps = shardsynth._native.reshard_steps("RS0S1", "S01RR", "2x4")
+        self.assertEqual([(s["kind"], s["axis"], s["src_dim"], s["dst_dim"], s["after"]) for s in steps],
+                         [("all_to_all", 0, 1, 0, "S0RS1"), ("all_to_all", 1, 2, 0, "S01RR")])
+
+    def test_reshard_steps_PartialToShardIsOneReduceScatter(self):
+        steps = shardsynth._native.reshard_steps("RR+P", "SR", "8")
+        self.assertEqual([(s["kind"], s["after"]) for s in steps], [("reduce_scatter", "SR")])
+
+    def test_reshard_steps_BadInputRaisesValueError(self):
+        for args in (("RS0", "S0", "2x4"), ("RS0S1", "S01R", "2x4"), ("RR", "RR+P0", "2x4"), ("RS", "SR", "two")):
+            with self.subTest(args=args), self.assertRaises(ValueError):
+                shardsynth._native.reshard_steps(*args)
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -139,25 +139,15 @@ def bias_in_partial_sum(rows: list, graph: dict, schedule: dict) -> list:
     as shard-run adds it on one rank), so an all-reduce; DTensor adds the replicated bias to
     the partial sum as its own Replicate -> Partial split, whose gradient is the output's
     resolved, replicated gradient: nothing is sent."""
-    partial = {e["tensor"] for e in schedule.get("specs", []) if "+P" in e["spec"]}
-    biases = {f"{n['name']}.{p['name']}" for n in graph["nodes"] if n["name"] in partial
+    partial = {e["tensor"]: _partial_axes(e["spec"]) for e in schedule.get("specs", []) if "+P" in e["spec"]}
+    biases = {f"{n['name']}.{p['name']}": partial[n["name"]] for n in graph["nodes"] if n["name"] in partial
               for p in n.get("params", []) if len(p["shape"]) == 1}
-    return [r for r in rows if r["phase"] == "backward" and r["tensor"] in biases]
+    # its reduction over the output's partial axes (over a sharded batch it is sent; a stored bias' second gather too)
+    return [r for r in rows if r["phase"] == "backward" and r["axis"] in biases.get(r["tensor"], ())
+            and "+P" in r["move"].split("->")[0]]
 
 
-def strided_as_gather(rows: list, schedule: dict) -> list:
-    """The rows as DTensor sends them where it lowers a priced all_to_all differently: a
-    move that starts or ends in a spec sharding a dim in blocks (`S(3)`: GPT-2's fused
-    q|k|v, the heads of a view; DTensor's _StridedShard) has no all-to-all in DTensor, so
-    moving the shard to or from another dim all-gathers the same local buffer (then keeps
-    its part): the row becomes that all_gather, its bytes (n-1) L for the all_to_all's
-    L = bytes n / (n-1)."""
-    mesh = [int(n) for n in schedule.get("mesh", [])]
-    out = []
-    for r in rows:
-        if r["kind"] == "all_to_all" and "(" in r["move"]:
-            n = mesh[r["axis"]]
-            local = r["bytes"] * n // (n - 1)
-            r = dict(r, kind="all_gather", bytes=ring_bytes("all_gather", n, local))
-        out.append(r)
-    return out
+def _partial_axes(spec: str) -> tuple:
+    """The mesh axes of a spec text's pending partial sum ('+P' alone: axis 0 of a 1-D mesh)."""
+    text = spec.partition("+P")[2]
+    return tuple(int(c) for c in text) if text else (0,)

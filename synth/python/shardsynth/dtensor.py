@@ -38,7 +38,7 @@ def parameter_placements(model: nn.Module, specs: dict, mesh: Any) -> dict:
     for fqn, param in model.named_parameters():
         spec = stored_spec(specs, fqn)
         try:
-            out[fqn] = placements(spec, param.dim(), mesh.ndim)
+            out[fqn] = placements(spec, param.dim(), tuple(mesh.shape))
         except PlanError as e:
             raise PlanError(f"parameter '{fqn}' of shape {list(param.shape)}: {e}") from None
         _check_divides(fqn, param.shape, out[fqn], mesh)

@@ -54,23 +54,14 @@ def parse_spec(text: str, mesh_rank: int) -> Spec:
     return Spec(tuple(dims), tuple(blocks), partial)
 
 
-def placements(spec: Spec, ndim: int, mesh_rank: int) -> list:
-    """DTensor placements, one per mesh axis, of a tensor of `ndim` dims laid out as `spec`.
-    A blocked dim (GPT-2's fused q|k|v) is a _StridedShard with split_factor = blocks."""
-    from torch.distributed.tensor import Partial, Replicate, Shard
-    from torch.distributed.tensor.placement_types import _StridedShard
+def placements(spec: Spec, ndim: int, mesh: Any) -> list:
+    """DTensor placements, one per mesh axis, of a tensor of `ndim` dims laid out as `spec` on a
+    mesh of shape `mesh` (reshard.placements: a dim sharded over several axes in synth's axis
+    order, a blocked dim such as GPT-2's fused q|k|v, are _StridedShards). With a mesh rank
+    (an int) instead of its shape, the axes of a dim are taken in mesh order."""
+    from .reshard import placements as laid_out
 
-    if len(spec.dims) > ndim:
-        raise PlanError(f"spec of {len(spec.dims)} dims for a tensor of {ndim}")
-    out: list = [Replicate() for _ in range(mesh_rank)]
-    offset = ndim - len(spec.dims)
-    for i, axes in enumerate(spec.dims):
-        for axis in axes:
-            blocks = spec.blocks[i]
-            out[axis] = _StridedShard(offset + i, split_factor=blocks) if blocks > 1 else Shard(offset + i)
-    for axis in spec.partial:
-        out[axis] = Partial()
-    return out
+    return laid_out(spec, ndim, (1,) * mesh if isinstance(mesh, int) else tuple(int(n) for n in mesh))
 
 
 def load_schedule(plan: Union[dict, str]) -> dict:

@@ -25,6 +25,7 @@ differs from the plan's), so a count that differs says where.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 
 from typing import Any, Iterator
@@ -34,9 +35,14 @@ import torch.fx
 from torch import nn
 from torch.utils.weak import WeakIdKeyDictionary
 
+from .local_ops import repeat_kv_local, run_local, wants_local
 from .plan import PlanError, Spec, parse_spec, placements, spec_table
+from .plan_sdpa import run_sdpa
+from .reshard import full, move, spec_of
 
 _SPLITS = (torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default)
+_SDPA = (torch.ops.aten.scaled_dot_product_attention.default,)
+_RESHAPES = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
 _OUTPUT_GATHER = [False]  # set while the outputs are gathered whole (not plan bytes)
 
 
@@ -54,31 +60,25 @@ def in_unplanned() -> bool:
     return _OUTPUT_GATHER[0]
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Placements equal, any partial sum (DTensor's masked one of an embedding too) counting as Partial."""
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if x.is_partial() and y.is_partial():
-            continue
-        if x != y:
-            return False
-    return True
+def _spec(value: Any, mesh: Any) -> Spec:
+    """The spec a DTensor is laid out in (reshard.spec_of), every dim described."""
+    return spec_of(value.placements, value.dim(), tuple(int(n) for n in mesh.shape))
 
 
 class _Use(torch.autograd.Function):
-    """stored parameter -> its use spec; backward: the gradient along `grad_path` (a list of placements)."""
+    """stored parameter -> its use spec; backward: the gradient along `grad_path` (a list of specs).
+    Every move is synth's (reshard.move)."""
 
     @staticmethod
-    def forward(ctx: Any, stored: Any, mesh: Any, use: list, grad_path: list) -> Any:
+    def forward(ctx: Any, stored: Any, mesh: Any, use: Spec, grad_path: list) -> Any:
         ctx.mesh, ctx.grad_path = mesh, grad_path
         with torch.no_grad():
-            return stored.redistribute(mesh, use)
+            return move(stored, mesh, use)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> Any:
-        for place in ctx.grad_path:
-            grad = grad.redistribute(ctx.mesh, place)
+        for spec in ctx.grad_path:
+            grad = move(_plain_partial(grad), ctx.mesh, spec)
         return grad, None, None, None
 
 
@@ -88,18 +88,14 @@ class _Edge(torch.autograd.Function):
     the gradients of the value's uses (the cost model prices each edge's gradient apart)."""
 
     @staticmethod
-    def forward(ctx: Any, value: Any, mesh: Any, want: list, back: list) -> Any:
+    def forward(ctx: Any, value: Any, mesh: Any, want: Spec, back: Spec) -> Any:
         ctx.mesh, ctx.back = mesh, back
         with torch.no_grad():
-            if _same(value.placements, want):
-                return value.view_as(value)
-            return _to_strided(value, mesh, want) if _strided_axis(want) is not None else value.redistribute(mesh, want)
+            return move(value, mesh, want)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> Any:
-        if not _same(grad.placements, ctx.back):
-            grad = grad.redistribute(ctx.mesh, ctx.back)
-        return grad, None, None, None
+        return move(_plain_partial(grad), ctx.mesh, ctx.back), None, None, None
 
 
 class PlanRun:
@@ -145,11 +141,11 @@ class PlanRun:
         grad = self.specs.get(name + ":grad", stored)
         state = self.specs.get(name + ":state", grad)
         if state != stored:
-            plan_optimizer(param, self.mesh, self.place(state, param), self.place(stored, param))
+            plan_optimizer(param, self.mesh, state, stored)
 
     # --- specs ----------------------------------------------------------------
     def place(self, spec: Spec, value: Any) -> list:
-        return placements(spec, value.dim(), self.mesh.ndim)
+        return placements(spec, value.dim(), tuple(self.mesh.shape))
 
     def result_spec(self, name: str) -> Spec:
         """The spec a node's op yields: its fwd_post's start when that resolves into its output spec."""
@@ -177,20 +173,19 @@ class PlanRun:
 
         whole = value if isinstance(value, DTensor) else \
             DTensor.from_local(value, self.mesh, [Replicate()] * self.mesh.ndim, run_check=False)
-        return whole.redistribute(self.mesh, self.place(spec, value))
+        return move(whole, self.mesh, spec)
 
     def produced(self, name: str, value: Any) -> Any:
         """Producer `name`'s value in its output spec: checked against its result spec, then resolved."""
         if name in self.out_cache:
             return self.out_cache[name]
         value = _plain_partial(value)
-        result = self.place(self.result_spec(name), value)
-        if not _same(value.placements, result):
-            self.unplanned_moves.append((name, tuple(value.placements), tuple(result)))
-            value = value.redistribute(self.mesh, result)
-        output = self.place(self.specs[name], value)
-        if not _same(value.placements, output):
-            value = value.redistribute(self.mesh, output)
+        result = full(self.result_spec(name), value.dim())
+        if _spec(value, self.mesh) != result:
+            self.unplanned_moves.append((name, tuple(value.placements), tuple(self.place(result, value))))
+        for spec in (result, self.specs[name]):
+            if _spec(value, self.mesh) != full(spec, value.dim()):
+                value = _Edge.apply(value, self.mesh, spec, _no_partial(_spec(value, self.mesh)))
         self.out_cache[name] = value
         return value
 
@@ -199,8 +194,8 @@ class PlanRun:
         key = (producer, consumer, k)
         if key not in self.in_cache:
             value = self.produced(producer, value)
-            want = self.place(self.operand_spec(consumer, k), value)
-            back = self.place(_no_partial(self.specs[producer]), value)
+            want = self.operand_spec(consumer, k)
+            back = _no_partial(self.specs[producer])
             self.in_cache[key] = _Edge.apply(value, self.mesh, want, back)
         return self.in_cache[key]
 
@@ -216,15 +211,15 @@ class PlanRun:
         """The parameter as `consumer` reads it (moved from its stored spec by _Use)."""
         param = self.params[fqn]
         name = self.param_name(fqn, consumer)
-        use = self.place(self.specs[name], param)
-        stored = list(param.placements)
+        use = self.specs[name]
+        stored = _spec(param, self.mesh)
         if name in self.tied:  # resolved to the use's spec, moved to the stored one, then to its gradient's
             target = self.tied[name]
             grad = self.specs.get(target + ":grad", self.specs.get(target + ":stored", self.specs[target]))
-            path = [self.place(_no_partial(self.specs[name]), param), stored, self.place(grad, param)]
+            path = [_no_partial(self.specs[name]), stored, grad]
         else:  # reduced straight into its gradient's spec
             grad = self.specs.get(name + ":grad", self.specs.get(name + ":stored", self.specs[name]))
-            path = [self.place(grad, param)]
+            path = [grad]
         return _Use.apply(param, self.mesh, use, path)
 
     # --- the run --------------------------------------------------------------
@@ -233,6 +228,7 @@ class PlanRun:
         self.buffers = dict(self.model.named_buffers(remove_duplicate=False))
         self.out_cache: dict = {}
         self.in_cache: dict = {}
+        self.inputs: dict = {}
         import torch.utils._pytree as pytree
 
         user = pytree.tree_flatten((args, kwargs))[0]
@@ -262,11 +258,13 @@ class PlanRun:
         if node.name in self.constant_of:
             return getattr(self.program, "constants", {}).get(self.constant_of[node.name])
         i = self.user_inputs.index(node.name)
-        value = user[i] if i < len(user) else None
-        name = self.names.get(node.name)
-        if name is not None and isinstance(value, torch.Tensor):
-            return self.to_dtensor(value, self.specs[name])
-        return value
+        return user[i] if i < len(user) else None  # whole: a graph node reads it in its spec (value())
+
+    def input_value(self, fx_name: str, name: str, whole: torch.Tensor) -> Any:
+        """A model input as the plan's graph reads it: in its spec (a slice, nothing sent), once per call."""
+        if fx_name not in self.inputs:
+            self.inputs[fx_name] = self.to_dtensor(whole, self.specs[name])
+        return self.inputs[fx_name]
 
     def call(self, node: torch.fx.Node, env: dict) -> Any:
         graph_node = self.names.get(node.name)
@@ -282,22 +280,60 @@ class PlanRun:
                     raise PlanError(f"op {node.target} reads parameter '{v[1]}' outside the plan's graph")
                 return self.param_use(v[1], graph_node)
             source = self.names.get(i.name)
-            if graph_node is None or source is None or source == graph_node or not hasattr(v, "placements"):
+            if graph_node is None or source is None or source == graph_node:
+                return v
+            if self.nodes[source]["kind"] == "placeholder" and isinstance(v, torch.Tensor) and not hasattr(v, "placements"):
+                v = self.input_value(i.name, source, v)  # ops outside the graph (masks) read it whole
+            if not hasattr(v, "placements"):
                 return v
             return self.operand(source, graph_node, v)
 
+        if graph_node is not None and node.target in _SDPA:
+            return run_sdpa(self, node, graph_node, env)  # its decomposition's nodes, each planned
         if graph_node is not None and self.nodes[graph_node]["kind"] == "placeholder":
-            out = node.target(*torch.fx.node.map_arg(node.args, lambda i: env[i]),
-                              **torch.fx.node.map_arg(node.kwargs, lambda i: env[i]))
-            return self.to_dtensor(out, self.specs[graph_node])  # a folded value the graph reads as an input
+            # a folded value the graph reads as an input: whole, and in its spec to the graph (value())
+            return node.target(*torch.fx.node.map_arg(node.args, lambda i: env[i]),
+                               **torch.fx.node.map_arg(node.kwargs, lambda i: env[i]))
         params = {i for i in node.all_input_nodes if isinstance(env[i], tuple) and env[i][:1] == ("param",)}
         if params and graph_node is not None and any(self.moves(env[i][1], graph_node) for i in params):
             return self.checkpointed(node, env, value)
         args = torch.fx.node.map_arg(node.args, value)
         kwargs = torch.fx.node.map_arg(node.kwargs, value)
-        if node.target is torch.ops.aten.linear.default and _batch_dims_sharded(args[0]) > 1:
-            return _local_linear(*args, **kwargs)
-        return node.target(*args, **kwargs)
+        kind = self.nodes[graph_node]["kind"] if graph_node is not None else None
+        if kind == "view" and node.target in _RESHAPES:
+            local = self.local_view(node, graph_node, args[0])
+            if local is not None:
+                return local
+        if kind == "repeat_kv" and node.target in _RESHAPES and list(node.meta["val"].shape) == self.nodes[graph_node]["shape"]:
+            source = node
+            while self.names.get(source.all_input_nodes[0].name) == graph_node:
+                source = source.all_input_nodes[0]
+            local = repeat_kv_local(value(source.all_input_nodes[0]), self.result_spec(graph_node),
+                                   self.nodes[graph_node]["shape"], self.mesh)
+            if local is not None:
+                return local
+        return _run_op(node.target, args, kwargs)
+
+    def local_view(self, node: torch.fx.Node, graph_node: str, x: Any) -> Any:
+        """A view node's reshape on the local shard, into the plan's result spec, as shard-run runs it:
+        the view's rule admits only specs whose local data a local reshape lays out (DTensor cannot
+        split a dim sharded over several axes between two dims). None when the shapes do not fit."""
+        from torch.distributed.tensor import DTensor
+
+        if not hasattr(x, "placements") or x.dim() == 0:
+            return None
+        shape = tuple(node.meta["val"].shape)
+        place = self.place(self.result_spec(graph_node), node.meta["val"])
+        local = list(shape)
+        for axis, p in enumerate(place):
+            if hasattr(p, "dim") and not p.is_partial() and not p.is_replicate():
+                if local[p.dim] % self.mesh.size(axis):
+                    return None
+                local[p.dim] //= self.mesh.size(axis)
+        if math.prod(local) != x.to_local().numel():
+            return None
+        return DTensor.from_local(x.to_local().reshape(local), self.mesh, place, run_check=False, shape=shape,
+                                  stride=torch.empty(shape, device="meta").stride())
 
     def is_graph_split(self, node: torch.fx.Node) -> bool:
         """An aten.split whose parts are all graph split nodes (read through getitem)."""
@@ -305,30 +341,30 @@ class PlanRun:
                 and all(u.target is operator.getitem and u.name in self.names for u in node.users))
 
     def split_part(self, node: torch.fx.Node, graph_node: str, env: dict) -> Any:
-        """One part of an equal split of the last dim, from the operand in the plan's spec. A dim
-        sharded in blocks (GPT-2's fused q|k|v, a _StridedShard), the operand's only sharding,
-        holds its part of every block locally, so the part is cut from the local shard, as the
-        op's rule says (DTensor would gather the dim first). Otherwise DTensor splits it."""
+        """One part of an equal split of the last dim, from the operand in the plan's spec. A last
+        dim sharded in as many blocks as there are parts (GPT-2's fused q|k|v) holds its part of
+        every block locally, so the part is cut from the local shard, as the op's rule says
+        (DTensor would gather the dim first): the same axes shard the part, in one block.
+        Otherwise DTensor splits it."""
+        from dataclasses import replace
+
         from torch.distributed.tensor import DTensor
-        from torch.distributed.tensor.placement_types import _StridedShard
 
         split, index = node.args
         x = split.args[0]
         value = self.operand(self.names[x.name], graph_node, env[x])
         sections = self.nodes[graph_node]["attrs"]["sections"][0]
-        last = [p for p in value.placements
-                if (p.is_shard() or isinstance(p, _StridedShard)) and p.dim == value.dim() - 1]
-        alone = all(p is last[0] or p.is_replicate() for p in value.placements) if len(last) == 1 else False
-        if not (alone and isinstance(last[0], _StridedShard) and last[0].split_factor == sections):
+        spec = _spec(value, self.mesh)
+        if not spec.dims[-1] or spec.blocks[-1] != sections:
             return split.target(value, *split.args[1:], **split.kwargs)[index]
         part = value.to_local().chunk(sections, dim=-1)[index]
         shape = node.meta["val"].shape
-        return DTensor.from_local(part, self.mesh, self.place(self.result_spec(graph_node), part), run_check=False,
-                                  shape=shape, stride=torch.empty(shape, device="meta").stride())
+        return DTensor.from_local(part, self.mesh, self.place(replace(spec, blocks=spec.blocks[:-1] + (1,)), part),
+                                  run_check=False, shape=shape, stride=torch.empty(shape, device="meta").stride())
 
     def moves(self, fqn: str, consumer: str) -> bool:
         param = self.params[fqn]
-        return not _same(param.placements, self.place(self.specs[self.param_name(fqn, consumer)], param))
+        return _spec(param, self.mesh) != full(self.specs[self.param_name(fqn, consumer)], param.dim())
 
     def checkpointed(self, node: torch.fx.Node, env: dict, value: Any) -> Any:
         """An op reading a moved parameter: under checkpointing, so its backward moves the parameter again."""
@@ -343,8 +379,8 @@ class PlanRun:
             local = dict(zip(inputs, values))
             for i in params:
                 local[i] = value(i)
-            return node.target(*torch.fx.node.map_arg(node.args, lambda i: local[i]),
-                               **torch.fx.node.map_arg(node.kwargs, lambda i: local[i]))
+            return _run_op(node.target, torch.fx.node.map_arg(node.args, lambda i: local[i]),
+                           torch.fx.node.map_arg(node.kwargs, lambda i: local[i]))
 
         return checkpoint(run, *tensors, use_reentrant=False)
 
@@ -377,7 +413,7 @@ _HOOKS: list = []
 
 
 def plan_optimizer(param: Any, mesh: Any, state: list, stored: list) -> None:
-    """Registers `param`'s optimizer moves (once per process, the global optimizer hooks)."""
+    """Registers `param`'s optimizer moves, specs (once per process, the global optimizer hooks)."""
     _OPTIMIZER_MOVES[param] = (mesh, state, stored)
     if not _HOOKS:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
@@ -401,10 +437,9 @@ def _to_state(optimizer: Any, args: Any, kwargs: Any) -> None:
     with torch.no_grad():
         for p in _planned(optimizer):
             mesh, state, _ = _OPTIMIZER_MOVES[p]
-            if p.grad is not None and not _same(p.grad.placements, state):
-                p.grad = p.grad.redistribute(mesh, state)
-            if not _same(p.placements, state):
-                _swap(p, p.redistribute(mesh, state))
+            if p.grad is not None:
+                p.grad = move(p.grad, mesh, state)
+            _swap(p, move(p, mesh, state))
 
 
 def _to_stored(optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -412,8 +447,7 @@ def _to_stored(optimizer: Any, args: Any, kwargs: Any) -> None:
     with torch.no_grad():
         for p in _planned(optimizer):
             mesh, _, stored = _OPTIMIZER_MOVES[p]
-            if not _same(p.placements, stored):
-                _swap(p, p.redistribute(mesh, stored))
+            _swap(p, move(p, mesh, stored))
 
 
 def _plain_partial(value: Any) -> Any:
@@ -434,71 +468,14 @@ def _plain_partial(value: Any) -> Any:
                               stride=value.stride())
 
 
-def _strided_axis(want: list) -> Any:
-    """The one mesh axis whose placement in `want` is a _StridedShard (a dim sharded in blocks)."""
-    from torch.distributed.tensor.placement_types import _StridedShard
-
-    axes = [a for a, p in enumerate(want) if isinstance(p, _StridedShard)]
-    return axes[0] if len(axes) == 1 else None
-
-
-def _to_strided(value: Any, mesh: Any, want: list) -> Any:
-    """value -> `want`, whose one _StridedShard axis takes its part of every block locally: the
-    other axes first (DTensor), that axis' dim left whole, then this rank's part of each block
-    cut from it (DTensor's own move into a strided shard next to another axis misplaces it)."""
-    from torch.distributed.tensor import DTensor, Replicate
-
-    axis = _strided_axis(want)
-    strided = want[axis]
-    first = list(want)
-    first[axis] = Replicate()
-    whole = value.redistribute(mesh, first) if not _same(value.placements, first) else value
-    local = whole.to_local()
-    n, me = mesh.size(axis), mesh.get_local_rank(axis)
-    blocks = local.chunk(strided.split_factor, dim=strided.dim)
-    local = torch.cat([b.chunk(n, dim=strided.dim)[me] for b in blocks], dim=strided.dim)
-    return DTensor.from_local(local, mesh, want, run_check=False, shape=value.shape, stride=value.stride())
-
-
-def _batch_dims_sharded(x: Any) -> int:
-    """How many mesh axes shard x's leading dims (those a linear flattens)."""
-    from torch.distributed.tensor import Shard
-
-    if not hasattr(x, "placements"):
-        return 0
-    return sum(1 for p in x.placements if isinstance(p, Shard) and p.dim < x.dim() - 1)
-
-
-def _local_linear(x: Any, weight: Any, bias: Any = None) -> Any:
-    """aten.linear on the local shards (local_map), for an input whose flattened dims are
-    sharded over several mesh axes: DTensor's own linear flattens them into a strided shard
-    it then cannot unflatten. Each mesh axis: the input's batch shard stays, the weight's row shard
-    shards the output's features, a shared contraction shard leaves a partial sum."""
-    from torch.distributed.tensor import Partial, Replicate, Shard
-    from torch.distributed.tensor.experimental import local_map
-
-    out = []
-    for px, pw in zip(x.placements, weight.placements):
-        if isinstance(px, Shard) and px.dim == x.dim() - 1 and isinstance(pw, Shard) and pw.dim == 1:
-            out.append(Partial())
-        elif isinstance(pw, Shard) and pw.dim == 0:
-            out.append(Shard(x.dim() - 1))
-        elif isinstance(px, Shard) and px.dim < x.dim() - 1:
-            out.append(px)
-        else:
-            out.append(Replicate())
-    if bias is not None and any(p.is_partial() for p in out):
-        return torch.ops.aten.linear.default(x, weight, bias)
-    inputs = (x.placements, weight.placements) + ((bias.placements,) if bias is not None else ())
-    # The local gradients: x's is partial where the weight's rows are sharded; the weight's
-    # and the bias's are partial where x's flattened (contracted) dims are sharded.
-    batch = [isinstance(px, Shard) and px.dim < x.dim() - 1 for px in x.placements]
-    grad_x = [Partial() if isinstance(pw, Shard) and pw.dim == 0 else px for px, pw in zip(x.placements, weight.placements)]
-    grad_w = [Partial() if b else pw for b, pw in zip(batch, weight.placements)]
-    grads = (grad_x, grad_w) + (([Partial() if b else pb for b, pb in zip(batch, bias.placements)],)
-                                if bias is not None else ())
-    run = local_map(torch.nn.functional.linear, out_placements=out, in_placements=inputs, in_grad_placements=grads)
-    return run(x, weight, bias) if bias is not None else run(x, weight)
+def _run_op(target: Any, args: Any, kwargs: Any) -> Any:
+    """One ATen op on DTensors: a matrix product that DTensor would not run as planned on the
+    local shards (local_ops.py), everything else by DTensor."""
+    if wants_local(target, args):
+        out = run_local(target, args, kwargs)
+        if out is not None:
+            return out
+    return target(*args, **kwargs)
 
 
 def _no_partial(spec: Spec) -> Spec:
