@@ -123,7 +123,7 @@ def main(synth, shard_run, mpiexec):
         write_safetensors(inputs, {"input_ids": (ids.to(torch.int64), "I64")})
         for mesh, plan in (("2x4", ["--plan", "megatron"]), ("8", [])):
             schedule, output = os.path.join(tmp, "plan.json"), os.path.join(tmp, "logits.safetensors")
-            subprocess.run([synth, "--quiet", "--mesh", mesh, "--mode", "training", *plan, "--schedule", schedule,
+            subprocess.run([synth, "--quiet", "--mesh", mesh, *plan, "--schedule", schedule,
                             *MODEL], check=True, stdout=subprocess.DEVNULL)
             run = subprocess.run(["timeout", "120", mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", "8",
                                   shard_run, "--check", "--schedule", schedule, "--params", params, "--input", inputs,
