@@ -110,13 +110,9 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   anytime.deadline = deadline;
   if (exact_after && deadline) anytime.deadline = Clock::now() + (*deadline - Clock::now()) / 2;
   // Stalling ends it: before the exact loop, without a time limit soon, and
-  // with one once it has gone four times as many rounds without
-  // improvement as it took to reach its best plan, at least 1,000
-  // (bench/devset's B-t101 reached its optimum in round 1,376 and found
-  // nothing in the 15,000 rounds after it within 40 s; with half of a
-  // 300 s limit it ran 150 s before the exact loop proved that optimum in
-  // seconds. d816-t improved in rounds 736, 2,432 and 5,792, which twice
-  // would have cut off: at 300 s it then ended 0.9% dearer); on large
+  // with one once it has gone four times the rounds it took to its best
+  // plan without improving, at least 1,000 (why four, and why not half the
+  // limit as before: BENCHMARKS.md, "Issue 32, continued"); on large
   // problems without a limit, after many rounds; with a limit, only the
   // deadline ends it there.
   anytime.stall_rounds = exact_after ? (deadline ? 1000 : 4) : (deadline ? 0 : 400);
