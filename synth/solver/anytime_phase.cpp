@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Steps of the memory dual per epoch of the anytime search.
+constexpr int kDualStepsPerEpoch = 8;
+
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
 void publish(Iteration it, const IterationCallback& on_iteration, CegisResult& result) {
@@ -119,6 +122,9 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   if (exact_after && deadline) anytime.stall_ratio = 4;
   // Before the exact loop, Z3 works on the whole problem there instead.
   anytime.region_attempts = exact_after ? 0 : 4;
+  // Where no exact loop follows (problems too large for the LP), the memory
+  // dual is the bound under the limit (memory_dual.hpp; BENCHMARKS.md, issue 33).
+  anytime.dual_steps = exact_after ? 0 : kDualStepsPerEpoch;
   return anytime;
 }
 

@@ -1,0 +1,69 @@
+#pragma once
+// A lower bound under a binding usage limit: the Lagrangian dual of the
+// usage rows (one multiplier per time slot of a folded problem), maximized
+// by subgradient steps. Each evaluation prices every strategy's usage into
+// its cost and runs a few warm TRW-S sweeps (dual_bound.hpp) on the priced
+// kernel: the moved-out constant, minus the limit's price, is a lower bound
+// on every kernel assignment within the limit, whatever the multipliers.
+// The assignment decoded from the sweeps gives the subgradient (its usage
+// minus the limit per slot).
+//
+// It needs no plan: its step aims a relative margin above its best bound
+// and the margin halves when the bound stalls, so its bounds depend only on
+// the problem and how many steps it ran. The anytime search
+// (anytime.hpp) runs it on a thread of its own beside the searches.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "synth/solver/folding.hpp"
+
+namespace shardsynth::synth {
+
+struct MemoryDualOptions {
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // no step starts after this time
+  int sweeps_per_step = 2;       // warm TRW-S sweeps per evaluation of the dual
+  double first_margin = 0.05;    // the step's first target: this fraction above the bound
+  int patience = 6;              // steps without a better bound before the margin halves
+  double least_margin = 1e-5;    // the margin starts again at first_margin below this fraction
+  double least_factor = 0.01;    // Polyak's factor (towards the dual's own plan) halves on a stall down to this
+  bool plan_target = false;      // aim Polyak's step at the dual's own plan, once it has one, instead of the margin
+  double deflection = 0.7;       // share of the last direction in the next one (0 = the plain subgradient)
+  int relink_keep = 4;           // decoded assignments kept on each side of the limit for relinking
+  int probe_every = 2;           // a primal probe after every this-many-th step (0 = none)
+};
+
+class MemoryDual {
+ public:
+  // Keeps a reference to `folded`, which must outlive this object.
+  MemoryDual(const FoldedProblem& folded, const MemoryDualOptions& options);
+  ~MemoryDual();
+  MemoryDual(const MemoryDual&) = delete;
+  MemoryDual& operator=(const MemoryDual&) = delete;
+
+  // Runs steps until `stop` is set, the deadline passes, `steps` ran (0 = no
+  // count), or the multipliers have nothing left to price (the limit does
+  // not bind at the unpriced optimum's decoded assignment).
+  void run(const std::atomic<bool>& stop, long steps = 0);
+
+  int64_t lower_bound() const;  // kernel costs: no kernel assignment within the limit costs less (0 before any step)
+  long steps() const;           // evaluations of the dual so far
+  // The multipliers reached so far (per slot, cost per byte); call only
+  // between runs. Empty before the first step.
+  std::vector<double> multipliers() const;
+  // The last decoded assignment (minimal on the priced costs as far as the
+  // sweeps found; it need not keep the limit); call only between runs.
+  const Assignment& decoded() const;
+  // The newest probe's assignment that keeps the limit, taken (empty when
+  // none came since the last take); call only between runs.
+  Assignment take_feasible();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardsynth::synth
