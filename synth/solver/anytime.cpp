@@ -98,6 +98,18 @@ void offer_dual_plans(MemoryDual& dual, std::vector<std::unique_ptr<LagrangianSe
   if (!plan.empty()) searches.back()->propose(plan);
 }
 
+// The cheapest of the epoch's plans (the first of equals, by search); at
+// least one was found.
+const Assignment& cheapest(const std::vector<std::vector<KernelPlan>>& found) {
+  const KernelPlan* best = nullptr;
+  for (const auto& plans : found) {
+    for (const auto& plan : plans) {
+      if (!best || plan.cost < best->cost) best = &plan;
+    }
+  }
+  return best->kernel;
+}
+
 // Reports the epoch's plans that beat the best, in a fixed order (by round,
 // then by search), each unfolded and scored on the original problem.
 // Returns whether any did.
@@ -197,6 +209,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
+    if (dual && improved) dual->add_plan(cheapest(found));
     if (dual) offer_dual_plans(*dual, searches);
     const int64_t bound_before = result.lower_bound;
     const bool over = gather(searches, dual.get(), folded, result);

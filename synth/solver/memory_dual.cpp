@@ -41,7 +41,11 @@ class MemoryDual::Impl {
 
   int64_t lower_bound() const { return bound_.load(std::memory_order_relaxed); }
   long steps() const { return steps_.load(std::memory_order_relaxed); }
-  std::vector<double> multipliers() const { return steps() == 0 ? std::vector<double>{} : lambda_; }
+  void add_plan(const Assignment& kernel) {
+    if (kernel.size() != folded_.kernel.nodes.size()) return;
+    sort(kernel);
+    plan_cost_ = std::min(plan_cost_, cost_without_usage(folded_.kernel, kernel));
+  }
   const Assignment& decoded() const { return decoded_; }
   Assignment take_feasible() { return std::exchange(feasible_, {}); }
 
@@ -102,7 +106,6 @@ class MemoryDual::Impl {
       stalled_ = 0;
     } else if (++stalled_ >= options_.patience) {
       margin_ /= 2;
-      theta_ = std::max(theta_ / 2, options_.least_factor);
       stalled_ = 0;
       if (margin_ < options_.least_margin) margin_ = options_.first_margin;
     }
@@ -121,12 +124,8 @@ class MemoryDual::Impl {
     }
     direction_ = g;
     if (norm <= 0) return false;
-    // With a plan of its own, Polyak's step towards its cost, times a
-    // factor that halves on a stall; before one, towards the margin.
-    const bool planned = options_.plan_target && plan_cost_ < kForbidden && static_cast<double>(plan_cost_) > value;
-    const double target = planned ? static_cast<double>(plan_cost_)
-                                  : std::max(best_value_, value) + margin_ * std::max(1.0, std::abs(best_value_));
-    const double size = (planned ? theta_ : 1.0) * (target - value) / norm;
+    const double target = std::max(best_value_, value) + margin_ * std::max(1.0, std::abs(best_value_));
+    const double size = (target - value) / norm;
     for (std::size_t t = 0; t < lambda_.size(); ++t) lambda_[t] = std::max(0.0, lambda_[t] + size * g[t]);
     return true;
   }
@@ -228,8 +227,7 @@ class MemoryDual::Impl {
   std::vector<double> lambda_;                // per slot: multiplier of its usage row (cost per byte)
   double margin_;                             // the step's target, as a fraction above the best bound
   std::vector<double> direction_;             // the last step's direction, per slot
-  double theta_ = 1.0;                        // the factor on Polyak's step towards plan_cost_
-  int64_t plan_cost_ = kForbidden;            // the cheapest plan this dual found (kernel costs)
+  int64_t plan_cost_ = kForbidden;            // the cheapest plan found so far, here or added (kernel costs)
   double best_value_ = -1e300;                // the best dual value so far (kernel costs)
   int stalled_ = 0;                           // steps since best_value_ last rose
   Assignment decoded_;                        // the last decoded assignment
@@ -247,7 +245,7 @@ MemoryDual::~MemoryDual() = default;
 void MemoryDual::run(const std::atomic<bool>& stop, long steps) { impl_->run(stop, steps); }
 int64_t MemoryDual::lower_bound() const { return impl_->lower_bound(); }
 long MemoryDual::steps() const { return impl_->steps(); }
-std::vector<double> MemoryDual::multipliers() const { return impl_->multipliers(); }
+void MemoryDual::add_plan(const Assignment& kernel) { impl_->add_plan(kernel); }
 const Assignment& MemoryDual::decoded() const { return impl_->decoded(); }
 Assignment MemoryDual::take_feasible() { return impl_->take_feasible(); }
 

@@ -9,9 +9,14 @@
 // minus the limit per slot).
 //
 // It needs no plan: its step aims a relative margin above its best bound
-// and the margin halves when the bound stalls, so its bounds depend only on
-// the problem and how many steps it ran. The anytime search
-// (anytime.hpp) runs it on a thread of its own beside the searches.
+// (the margin halves when the bound stalls), along the subgradient
+// deflected by the last direction, so its bounds depend only on the problem
+// and how many steps it ran. Every few steps it also probes for plans: it
+// decodes at multipliers scaled up until the decoded assignment keeps the
+// limit, and relinks (path_relink.hpp) the newest decoded assignments that
+// break the limit with those that keep it. The anytime search (anytime.hpp)
+// runs it on a thread of its own beside the searches and hands its plans to
+// them to polish.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,8 +34,6 @@ struct MemoryDualOptions {
   double first_margin = 0.05;    // the step's first target: this fraction above the bound
   int patience = 6;              // steps without a better bound before the margin halves
   double least_margin = 1e-5;    // the margin starts again at first_margin below this fraction
-  double least_factor = 0.01;    // Polyak's factor (towards the dual's own plan) halves on a stall down to this
-  bool plan_target = false;      // aim Polyak's step at the dual's own plan, once it has one, instead of the margin
   double deflection = 0.7;       // share of the last direction in the next one (0 = the plain subgradient)
   int relink_keep = 4;           // decoded assignments kept on each side of the limit for relinking
   int probe_every = 2;           // a primal probe after every this-many-th step (0 = none)
@@ -51,14 +54,15 @@ class MemoryDual {
 
   int64_t lower_bound() const;  // kernel costs: no kernel assignment within the limit costs less (0 before any step)
   long steps() const;           // evaluations of the dual so far
-  // The multipliers reached so far (per slot, cost per byte); call only
-  // between runs. Empty before the first step.
-  std::vector<double> multipliers() const;
+  // A plan found elsewhere (a kernel assignment that keeps the limit): the
+  // probes relink it with their decoded assignments too; call only between runs.
+  void add_plan(const Assignment& kernel);
   // The last decoded assignment (minimal on the priced costs as far as the
   // sweeps found; it need not keep the limit); call only between runs.
   const Assignment& decoded() const;
-  // The newest probe's assignment that keeps the limit, taken (empty when
-  // none came since the last take); call only between runs.
+  // The newest plan of the probes (decoded or relinked) that keeps the
+  // limit, taken (empty when none came since the last take); call only
+  // between runs.
   Assignment take_feasible();
 
  private:
