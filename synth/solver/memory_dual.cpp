@@ -57,8 +57,10 @@ class MemoryDual::Impl {
   bool step() {
     reprice();
     DualOptions dual;
-    dual.max_passes = options_.sweeps_per_step;
-    dual.stall_passes = options_.sweeps_per_step;
+    // Near the top (a small margin) the multipliers move little, and more
+    // sweeps tighten the bound at them.
+    dual.max_passes = margin_ < options_.settled_margin ? options_.settled_sweeps : options_.sweeps_per_step;
+    dual.stall_passes = dual.max_passes;
     dual.deadline = options_.deadline;
     dual.decode_first = 0;
     dual.decode_every = dual.max_passes + 1;  // decode after the last sweep only

@@ -31,6 +31,8 @@ namespace shardsynth::synth {
 struct MemoryDualOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // no step starts after this time
   int sweeps_per_step = 2;       // warm TRW-S sweeps per evaluation of the dual
+  int settled_sweeps = 8;        // sweeps per evaluation once the margin is below settled_margin
+  double settled_margin = 0.002; // the margin below which the multipliers count as settled
   double first_margin = 0.05;    // the step's first target: this fraction above the bound
   int patience = 6;              // steps without a better bound before the margin halves
   double least_margin = 1e-5;    // the margin starts again at first_margin below this fraction
