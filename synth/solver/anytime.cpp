@@ -67,6 +67,8 @@ std::vector<std::unique_ptr<LagrangianSearch>> make_searches(const FoldedProblem
 
 std::unique_ptr<MemoryDual> make_dual(const FoldedProblem& folded, const AnytimeOptions& options) {
   if (options.dual_steps <= 0 || !folded.usage_limit) return nullptr;
+  const int kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
+  if (options.dual_max_kernel_nodes > 0 && kernel_nodes > options.dual_max_kernel_nodes) return nullptr;
   MemoryDualOptions o;
   o.deadline = options.deadline;
   return std::make_unique<MemoryDual>(folded, o);

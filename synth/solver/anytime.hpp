@@ -36,6 +36,7 @@ struct AnytimeOptions {
   Assignment start;                                                // a plan of the problem found elsewhere, the plan to beat (empty = none)
   int64_t good_enough = 0;                                         // stop once the best plan costs at most this (0 = never), checked between epochs
   std::function<void(int64_t)> on_bound;                           // called with each rise of the lower bound (a cost of the problem), after the epoch that proved it (empty = none)
+  int dual_max_kernel_nodes = 0;                                   // run the memory dual only on kernels of at most this many nodes (0 = any size)
   int dual_steps = 0;                                              // under a usage limit: steps of the memory dual (memory_dual.hpp) per epoch, on a thread of its own beside the searches (0 = none)
 };
 
