@@ -1,6 +1,7 @@
 #include "synth/solver/anytime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "synth/solver/folding.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/lagrangian_search.hpp"
+#include "synth/solver/memory_dual.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -63,17 +65,51 @@ std::vector<std::unique_ptr<LagrangianSearch>> make_searches(const FoldedProblem
   return searches;
 }
 
-// One epoch: every search runs its rounds; threads only when there are several.
-void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, long rounds,
+std::unique_ptr<MemoryDual> make_dual(const FoldedProblem& folded, const AnytimeOptions& options) {
+  if (options.dual_steps <= 0 || !folded.usage_limit) return nullptr;
+  const int kernel_nodes = static_cast<int>(folded.kernel.nodes.size());
+  if (options.dual_max_kernel_nodes > 0 && kernel_nodes > options.dual_max_kernel_nodes) return nullptr;
+  MemoryDualOptions o;
+  o.deadline = options.deadline;
+  return std::make_unique<MemoryDual>(folded, o);
+}
+
+// One epoch: every search runs its rounds, and the dual its steps; threads
+// only when there are several.
+void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, long rounds, MemoryDual* dual, int dual_steps,
                std::vector<std::vector<KernelPlan>>& found) {
   const int count = static_cast<int>(searches.size());
-  if (count == 1) {
+  if (count == 1 && !dual) {
     found[0] = searches[0]->run(rounds);
     return;
   }
   std::vector<std::thread> threads;
+  static const std::atomic<bool> never{false};
+  if (dual) threads.emplace_back([&] { dual->run(never, dual_steps); });
   for (int k = 0; k < count; ++k) threads.emplace_back([&, k] { found[k] = searches[k]->run(rounds); });
   for (auto& t : threads) t.join();
+}
+
+// Hands the dual's assignments to the searches to repair, polish and offer
+// (reported after the next epoch): its last decoded one to the first
+// search, its newest plan that keeps the limit (a probe or a relinked mix)
+// to the last.
+void offer_dual_plans(MemoryDual& dual, std::vector<std::unique_ptr<LagrangianSearch>>& searches) {
+  if (!dual.decoded().empty()) searches.front()->propose(dual.decoded());
+  const Assignment plan = dual.take_feasible();
+  if (!plan.empty()) searches.back()->propose(plan);
+}
+
+// The cheapest of the epoch's plans (the first of equals, by search); at
+// least one was found.
+const Assignment& cheapest(const std::vector<std::vector<KernelPlan>>& found) {
+  const KernelPlan* best = nullptr;
+  for (const auto& plans : found) {
+    for (const auto& plan : plans) {
+      if (!best || plan.cost < best->cost) best = &plan;
+    }
+  }
+  return best->kernel;
 }
 
 // Reports the epoch's plans that beat the best, in a fixed order (by round,
@@ -117,10 +153,10 @@ bool report_found(const Problem& problem, const FoldedProblem& folded, const std
 
 // Gathers the searches' rounds, bounds and proofs after an epoch. Returns
 // whether they are over: proven, or all finished.
-bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, const FoldedProblem& folded,
-            AnytimeResult& result) {
+bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, const MemoryDual* dual,
+            const FoldedProblem& folded, AnytimeResult& result) {
   result.rounds = 0;
-  int64_t bound = 0;
+  int64_t bound = dual ? dual->lower_bound() : 0;
   bool all_finished = true;
   for (const auto& s : searches) {
     result.proven_optimal = result.proven_optimal || s->proven();
@@ -155,6 +191,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     return result;
   }
   auto searches = make_searches(folded, options);
+  const auto dual = make_dual(folded, options);
   if (start_cost < kForbidden) {
     // The searches do not start from it: they explore as they would
     // without it, and report only plans cheaper than it.
@@ -167,15 +204,17 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   long run = 0;           // rounds run by each search
   long improved_at = 0;   // `run` at the last improvement
   while (!out_of_time(options)) {
-    run_epoch(searches, options.epoch_rounds, found);
+    run_epoch(searches, options.epoch_rounds, dual.get(), options.dual_steps, found);
     run += options.epoch_rounds;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
     if (improved) improved_at = run;
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
+    if (dual && improved) dual->add_plan(cheapest(found));
+    if (dual) offer_dual_plans(*dual, searches);
     const int64_t bound_before = result.lower_bound;
-    const bool over = gather(searches, folded, result);
+    const bool over = gather(searches, dual.get(), folded, result);
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
     stalled = improved ? 0 : stalled + options.epoch_rounds;

@@ -11,7 +11,10 @@
 // never worse. The searches do not descend from it: on GPT-2 xl at 8 GB per
 // device, searches that took a family's plan as their incumbent and Polyak
 // target found nothing better in 2 runs of 3, where free searches found
-// plans 7% cheaper (BENCHMARKS.md).
+// plans 7% cheaper (BENCHMARKS.md). Beside the searches, the memory dual
+// (memory_dual.hpp) may run a fixed number of steps per epoch on a thread
+// of its own; its bound counts after each epoch, so the bounds too depend
+// only on the seed, the searches and the epochs run.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -33,6 +36,8 @@ struct AnytimeOptions {
   Assignment start;                                                // a plan of the problem found elsewhere, the plan to beat (empty = none)
   int64_t good_enough = 0;                                         // stop once the best plan costs at most this (0 = never), checked between epochs
   std::function<void(int64_t)> on_bound;                           // called with each rise of the lower bound (a cost of the problem), after the epoch that proved it (empty = none)
+  int dual_max_kernel_nodes = 0;                                   // run the memory dual only on kernels of at most this many nodes (0 = any size)
+  int dual_steps = 0;                                              // under a usage limit: steps of the memory dual (memory_dual.hpp) per epoch, on a thread of its own beside the searches (0 = none)
 };
 
 // One improving plan, as it is found.

@@ -14,6 +14,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Steps of the memory dual per epoch of the anytime search, and the
+// largest kernel it runs on.
+constexpr int kDualStepsPerEpoch = 8;
+constexpr int kDualMaxKernelNodes = 4000;
+
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
 void publish(Iteration it, const IterationCallback& on_iteration, CegisResult& result) {
@@ -119,6 +124,13 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   if (exact_after && deadline) anytime.stall_ratio = 4;
   // Before the exact loop, Z3 works on the whole problem there instead.
   anytime.region_attempts = exact_after ? 0 : 4;
+  // Where no exact loop follows (problems too large for the LP), the memory
+  // dual is the bound under the limit (memory_dual.hpp; BENCHMARKS.md, issue 33).
+  anytime.dual_steps = exact_after ? 0 : kDualStepsPerEpoch;
+  // On larger kernels a dual step outlasts the searches' rounds and the
+  // epochs wait for it (the contest's M, 5,404 kernel nodes: bound 41.1e9
+  // in 60 s with the dual, 47.4e9 without; BENCHMARKS.md, issue 33).
+  anytime.dual_max_kernel_nodes = kDualMaxKernelNodes;
   return anytime;
 }
 

@@ -38,13 +38,21 @@ class LagrangianSearch::Impl {
   }
 
   std::vector<KernelPlan> run(long rounds) {
-    found_.clear();
     if (!started_) start();
     for (long k = 0; k < rounds && !finished_ && !out_of_time(); ++k) round();
-    return std::move(found_);
+    std::vector<KernelPlan> out = std::move(found_);
+    found_.clear();
+    return out;
   }
 
   void beat(int64_t cost) { best_cost_ = std::min(best_cost_, cost); }
+  void propose_from(const Assignment& kernel) {
+    if (kernel.size() != folded_.kernel.nodes.size() || !started_ || finished_) return;
+    const Assignment own = search_.assignment();
+    search_.set(kernel);
+    polish_and_offer();
+    search_.set(own);
+  }
   long rounds() const { return rounds_; }
   bool finished() const { return finished_; }
   int64_t lower_bound() const { return lower_bound_; }
@@ -267,6 +275,7 @@ LagrangianSearch::LagrangianSearch(const FoldedProblem& folded, const Lagrangian
 LagrangianSearch::~LagrangianSearch() = default;
 std::vector<KernelPlan> LagrangianSearch::run(long rounds) { return impl_->run(rounds); }
 void LagrangianSearch::beat(int64_t cost) { impl_->beat(cost); }
+void LagrangianSearch::propose(const Assignment& kernel) { impl_->propose_from(kernel); }
 long LagrangianSearch::rounds() const { return impl_->rounds(); }
 bool LagrangianSearch::finished() const { return impl_->finished(); }
 int64_t LagrangianSearch::lower_bound() const { return impl_->lower_bound(); }

@@ -46,6 +46,10 @@ class LagrangianSearch {
   std::vector<KernelPlan> run(long rounds);
   // Lowers the cost that a plan must beat to be returned (another search's best).
   void beat(int64_t cost);
+  // Repairs a kernel assignment proposed elsewhere (the memory dual's
+  // decoded one) into one that keeps the limit, polishes it and offers it
+  // as a plan; its own current assignment stays as it was.
+  void propose(const Assignment& kernel);
 
   long rounds() const;               // rounds run so far
   bool finished() const;             // nothing left to do (no limit to price, or an empty kernel)
