@@ -21,7 +21,13 @@ over the shard factor plus a reduction where a contracted axis is sharded;
 most entries are zero. The usage limit is a factor above the least
 possible peak (1.1 in A, M, S, B and G).
 
-usage: bench/devset/generate.py --seed N --nodes N [--limit-factor 1.1] [--functional 1.0] OUT.json"""
+With --free slicing, the free entries are those where the consumer's spec
+splits at least what the carried spec splits (a local slice); without it,
+12% of the mismatched entries are free at random (the first recipe, which
+leaves 30% of the consumer's strategies without a free producer strategy,
+where the contest files have 0.1-6%: bench/devset/README.md).
+
+usage: bench/devset/generate.py --seed N --nodes N [--limit-factor 1.1] [--functional 1.0] [--free random|slicing] OUT.json"""
 from __future__ import annotations
 
 import argparse
@@ -73,8 +79,11 @@ class Node:
 
 
 class Family:
-    def __init__(self, seed: int, functional: float) -> None:
+    def __init__(self, seed: int, functional: float, free_slicing: bool = False) -> None:
         self.rng = random.Random(seed)
+        # Which entries off the carried spec are free: with free_slicing, those where the consumer's spec
+        # is a finer one (a local slice, as in XLA's tables); without, 12% of them at random (the first recipe).
+        self.free_slicing = free_slicing
         self.mesh = self.rng.choice(MESHES)
         self.functional_scale = functional
         self.nodes: list[Node] = []
@@ -134,7 +143,7 @@ class Family:
                 if image[i] >= 0:
                     carried[image[i]] = m
             for t in b.specs:
-                if tuple(carried) == t.split or r.random() < 0.12:  # free: no data moves
+                if self.free_entry(tuple(carried), t.split):  # free: no data moves
                     table.append(0)
                 else:  # slicing to a finer spec is cheap; gathering to a coarser one moves the bytes
                     fs, ft = s.factor(self.mesh), t.factor(self.mesh)
@@ -164,6 +173,12 @@ class Family:
         self.edges.append((u, v))
         self.tables.append(table)
         self.functional.append(False)
+
+    def free_entry(self, carried: tuple[int, ...], target: tuple[int, ...]) -> bool:
+        """Whether the consumer's spec `target` costs nothing from the producer's spec carried to its axes."""
+        if self.free_slicing:  # target splits at least what carried splits: each device slices its own part
+            return all(c & ~t == 0 for c, t in zip(carried, target))
+        return carried == target or self.rng.random() < 0.12
 
     def leaf(self, weight: bool, like: int = -1) -> int:
         r = self.rng
@@ -278,13 +293,16 @@ def main() -> int:
     ap.add_argument("--functional", type=float, default=1.0,
                     help="scales the chance that an edge is functional (one allowed strategy of the producer per "
                          "strategy of the consumer; the only forbidden entries)")
+    ap.add_argument("--free", choices=["random", "slicing"], default="random",
+                    help="which entries off the carried spec are free: 12%% of them at random (the first recipe), or "
+                         "those where the consumer's spec is a finer one, a local slice (as in the contest's tables)")
     ap.add_argument("out")
     a = ap.parse_args()
     if a.nodes < 10 or a.limit_factor < 1.0 or not 0 <= a.functional <= 1.3:
         print(f"generate.py: bad arguments --nodes {a.nodes} --limit-factor {a.limit_factor} --functional {a.functional}",
               file=sys.stderr)
         return 2
-    f = Family(a.seed, a.functional)
+    f = Family(a.seed, a.functional, a.free == "slicing")
     f.build(a.nodes)
     doc = f.document(f"family-{a.seed}-{a.nodes}-{a.limit_factor}", a.limit_factor)
     with open(a.out, "w") as out:

@@ -36,6 +36,7 @@ void ExactSearch::run() {
   } else if (options_.dual_bound) {
     bound_and_decode();
     bound_by_lp();
+    search_by_branching();
     search_by_elimination();
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;

@@ -4,7 +4,8 @@
 // lower bound and a decoded first incumbent, then ask Z3 for cheaper plans
 // on the kernel narrowed at the gap (narrowing.hpp; with a usage limit,
 // also by the LP relaxation's bound and reduced costs, exact_lp.cpp; and,
-// before Z3, the Pareto elimination's cutoffs, exact_elimination.cpp) until
+// before Z3, branch and bound on the LP, exact_branching.cpp, then the
+// Pareto elimination's cutoffs, exact_elimination.cpp) until
 // it answers unsat below the best plan. Three bound schedules (SearchStrategy):
 //   - descent (exact_descent.cpp): one solver on the narrowed kernel, asked
 //     for anything cheaper than the best, or below the midpoint of the gap
@@ -64,6 +65,7 @@ class ExactSearch {
   void bound_and_decode();
   void bound_by_lp();
   void search_by_elimination();
+  void search_by_branching();
   void report_elimination(const EliminationSearch& found, Clock::time_point start);
   void optimize();
   // The descent schedule (exact_descent.cpp).
@@ -103,7 +105,7 @@ class ExactSearch {
   int64_t step_ = 0;                         // bisection: distance of the next probe above the lower bound; 0 = start at 1
   std::optional<int64_t> tried_best_;        // bisection: the last incumbent whose narrowing was tried for an immediate proof
   std::shared_ptr<const LpRelaxation> lp_;   // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
-  std::optional<int64_t> eliminated_below_;  // the elimination proved no plan cheaper than this (a cost of scored_): narrowing at or below it leaves nothing
+  std::optional<int64_t> eliminated_below_;  // the elimination (or the branching) proved no plan cheaper than this (a cost of scored_): narrowing at or below it leaves nothing
   bool done_ = false;                        // the search has stopped (result_.stop_reason says why)
   Clock::time_point last_report_;            // when the last step was reported (or the search began)
 };

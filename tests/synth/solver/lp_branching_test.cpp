@@ -1,0 +1,66 @@
+// Branch and bound on the LP (lp_branching.hpp) against exhaustive search on
+// random small problems with a usage limit: when it says every branch is
+// closed, its incumbent is the optimum (a plan it found, when the optimum
+// is cheaper than the incumbent handed in), and its bound never passes it.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "synth/solver/brute_force.hpp"
+#include "synth/solver/lp_branching.hpp"
+#include "synth/solver/test_problems.hpp"
+
+namespace shardsynth::synth {
+
+TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
+  std::mt19937 rng(3232u);
+  ProblemMaker maker(rng);
+  int closed = 0, found = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const Problem p = maker.random();
+    if (!p.usage_limit) continue;
+    CAPTURE(i);
+    const int64_t optimum = brute_force(p).cost;
+    if (optimum >= kForbidden) continue;
+    // Handed an incumbent above the optimum half of the time, and the optimum itself otherwise.
+    const int64_t incumbent = optimum + (maker.uniform(0, 1) == 0 ? 0 : maker.uniform(1, 40));
+    int plans = 0;
+    int64_t last = incumbent;
+    const Branching b = branch_on_lp(p, incumbent, {}, [&](const Assignment& plan, int64_t cost) {
+      ++plans;
+      CHECK(cost < last);
+      CHECK(evaluate(p, plan) == cost);
+      last = cost;
+    });
+    CHECK(b.bound <= optimum);
+    if (b.outcome != "closed") continue;
+    ++closed;
+    CHECK(b.incumbent == optimum);
+    CHECK(b.bound == optimum);
+    if (optimum < incumbent) {
+      ++found;
+      CHECK(plans > 0);
+      CHECK(evaluate(p, b.plan) == optimum);
+    } else {
+      CHECK(plans == 0);
+    }
+  }
+  MESSAGE(closed << " closed, " << found << " with the optimum found by branching");
+  CHECK(closed >= 150);
+  CHECK(found >= 50);
+}
+
+TEST_CASE("most_fractional_node_IsMinusOneOnAnIntegralSolutionAndTheLeastLargestValueOtherwise") {
+  Problem p{"two", {}, {}, std::nullopt};
+  p.nodes.push_back({"a", {0, 0}, {1, 1}, 0, 1});
+  p.nodes.push_back({"b", {0, 0, 0}, {1, 1, 1}, 0, 1});
+  LpRelaxation lp;
+  lp.values = {{1.0, 0.0}, {0.0, 1.0, 0.0}};
+  CHECK(most_fractional_node(p, lp) == -1);
+  lp.values = {{0.6, 0.4}, {0.7, 0.15, 0.15}};
+  CHECK(most_fractional_node(p, lp) == 0);
+  p.nodes[1].costs[0] = kForbidden;  // a forbidden strategy's value does not count
+  CHECK(most_fractional_node(p, lp) == 1);
+}
+
+}  // namespace shardsynth::synth
