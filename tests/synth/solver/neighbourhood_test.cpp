@@ -156,15 +156,20 @@ TEST_CASE("neighbourhood_portfolio_AProofEndsTheRound") {
 }
 
 TEST_CASE("make_neighbourhoods_RegistersRepairThenRegionsUnlessRegionsAreOff") {
-  auto all = make_neighbourhoods({4});
-  REQUIRE(all.size() == 2);
+  auto all = make_neighbourhoods({4, 4});
+  REQUIRE(all.size() == 3);
   CHECK(all[0]->name() == "repair-polish");
   CHECK(all[0]->max_backoff() == 0);
   CHECK(all[1]->name() == "z3-region");
   CHECK(all[1]->max_backoff() == 31);
-  auto without = make_neighbourhoods({0});
+  CHECK(all[2]->name() == "bnb-region");
+  CHECK(all[2]->max_backoff() == 31);
+  auto without = make_neighbourhoods({0, 0});
   REQUIRE(without.size() == 1);
   CHECK(without[0]->name() == "repair-polish");
+  auto bnb_only = make_neighbourhoods({0, 2});
+  REQUIRE(bnb_only.size() == 2);
+  CHECK(bnb_only[1]->name() == "bnb-region");
 }
 
 }  // namespace

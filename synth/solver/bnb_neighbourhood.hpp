@@ -1,0 +1,33 @@
+#pragma once
+// The propagating branch and bound (region_bnb.hpp) on regions of the
+// incumbent, as a neighbourhood: a few regions solved with the rest fixed
+// under a budget of search nodes. Every other region is two clusters of
+// half the size around two nodes live at the fullest slot, so that it can
+// trade memory there between parts of the graph far apart (on M this beat
+// one cluster there at equal rounds, BENCHMARKS.md); the others are one
+// cluster around any node. The region size
+// adapts as in CP-SAT's and toulbar2's neighbourhood searches: it grows by
+// a quarter when a search finishes within the budget and shrinks by a fifth
+// when the budget runs out.
+#include "synth/solver/neighbourhood.hpp"
+
+namespace shardsynth::synth {
+
+class BnbNeighbourhood final : public Neighbourhood {
+ public:
+  explicit BnbNeighbourhood(int attempts) : attempts_(attempts) {}
+  std::string_view name() const override { return "bnb-region"; }
+  int max_backoff() const override { return 31; }
+  NeighbourhoodOutcome apply(NeighbourhoodContext& context) override;
+
+  int region_size() const { return region_size_; }  // nodes of the next region
+
+ private:
+  int attempts_;           // regions per application
+  int region_size_ = 16;   // nodes per region, adapted to how the search fares
+};
+
+// Search nodes each region's branch and bound may visit.
+inline constexpr long kBnbVisits = 20000;
+
+}  // namespace shardsynth::synth
