@@ -52,8 +52,8 @@ NeighbourhoodOutcome BnbNeighbourhood::apply(NeighbourhoodContext& context) {
   }
   for (int a = 0; a < attempts_ && !out_of_time(context); ++a) {
     const auto region = choose_region(context, a, region_size_);
-    const BnbOutcome r = solve_region_bnb(context.incumbent, region, kBnbVisits, context.deadline);
-    out.work += 1 + r.visits / 64;
+    const BnbOutcome r = solve_region_bnb(context.incumbent, region, kBnbWork, context.deadline);
+    out.work += 1 + r.work / 4096;
     if (r.improved) out.improved = context.offer(context.incumbent.assignment(), false) || out.improved;
     region_size_ = r.proven ? std::min(region_size_ + std::max(1, region_size_ / 4), kMaxRegion)
                             : std::max(kMinRegion, region_size_ * 4 / 5);

@@ -27,7 +27,7 @@ class BnbNeighbourhood final : public Neighbourhood {
   int region_size_ = 16;   // nodes per region, adapted to how the search fares
 };
 
-// Search nodes each region's branch and bound may visit.
-inline constexpr long kBnbVisits = 20000;
+// Values each region's branch and bound may scan (region_bnb.hpp's work).
+inline constexpr long kBnbWork = 6000000;
 
 }  // namespace shardsynth::synth

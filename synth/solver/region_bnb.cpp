@@ -49,9 +49,9 @@ struct Saved {
 
 class RegionBnb {
  public:
-  RegionBnb(LocalSearch& search, const std::vector<int>& region, long max_visits,
+  RegionBnb(LocalSearch& search, const std::vector<int>& region, long max_work,
             std::optional<Clock::time_point> deadline)
-      : search_(search), region_(region), max_visits_(max_visits), deadline_(deadline), k_(static_cast<int>(region.size())) {}
+      : search_(search), region_(region), max_work_(max_work), deadline_(deadline), k_(static_cast<int>(region.size())) {}
 
   BnbOutcome run() {
     BnbOutcome out;
@@ -63,6 +63,7 @@ class RegionBnb {
       out.improved = found_ && apply();
     }
     out.visits = visits_;
+    out.work = work_;
     out.cost = search_.cost();
     return out;
   }
@@ -342,7 +343,7 @@ class RegionBnb {
       return;
     }
     ++visits_;
-    if ((max_visits_ > 0 && visits_ > max_visits_) || (visits_ % 256 == 0 && out_of_time())) {
+    if ((max_work_ > 0 && work_ > max_work_) || (visits_ % 256 == 0 && out_of_time())) {
       aborted_ = true;
       return;
     }
@@ -366,11 +367,12 @@ class RegionBnb {
 
   // The free variable with the fewest values left (ties: the lower
   // index); `rest` gets the other free variables' cheapest values summed.
-  int choose(int64_t& rest) const {
+  int choose(int64_t& rest) {
     int best = -1;
     int64_t total = 0, best_least = 0;
     for (int i = 0; i < k_; ++i) {
       if (assigned_[i]) continue;
+      work_ += static_cast<long>(h_[i].size());
       int64_t least = kForbidden;
       for (std::size_t d = 0; d < h_[i].size(); ++d) {
         if (live_[i][d]) least = std::min(least, h_[i][d]);
@@ -383,7 +385,8 @@ class RegionBnb {
   }
 
   // Whether every row of v keeps room for value d.
-  bool fits(int v, int d) const {
+  bool fits(int v, int d) {
+    work_ += static_cast<long>(memberships_[v].size());
     for (const auto& m : memberships_[v]) {
       if (rows_[m.row].usage[m.member][d] > rows_[m.row].slack) return false;
     }
@@ -398,11 +401,13 @@ class RegionBnb {
     current_[v] = d;
     g_ = cost_add(g_, h_[v][d]);
     for (const auto& m : memberships_[v]) rows_[m.row].slack -= rows_[m.row].usage[m.member][d];
+    work_ += static_cast<long>(memberships_[v].size());
     bool ok = true;
     for (const auto& arc : arcs_[v]) {
       const int j = arc.other;
       if (assigned_[j]) continue;
       save(j);
+      work_ += static_cast<long>(values_[j].size());
       const LocalEdge& e = edges_[arc.edge];
       for (int w = 0; w < static_cast<int>(values_[j].size()); ++w) {
         if (!live_[j][w]) continue;
@@ -456,7 +461,7 @@ class RegionBnb {
 
   LocalSearch& search_;
   const std::vector<int>& region_;
-  const long max_visits_;
+  const long max_work_;
   const std::optional<Clock::time_point> deadline_;
   const int k_;                                  // region variables
   std::vector<int> local_;                       // per kernel node: its variable, -1 outside the region
@@ -480,15 +485,16 @@ class RegionBnb {
   int64_t g_ = 0;                                // projected cost of the assigned variables
   int64_t ub_ = kForbidden;                      // the region cost to beat
   long visits_ = 0;
+  long work_ = 0;                                // values and row memberships scanned: the budget's unit
   bool found_ = false;
   bool aborted_ = false;
 };
 
 }  // namespace
 
-BnbOutcome solve_region_bnb(LocalSearch& search, const std::vector<int>& region, long max_visits,
+BnbOutcome solve_region_bnb(LocalSearch& search, const std::vector<int>& region, long max_work,
                             std::optional<std::chrono::steady_clock::time_point> deadline) {
-  return RegionBnb(search, region, max_visits, deadline).run();
+  return RegionBnb(search, region, max_work, deadline).run();
 }
 
 }  // namespace shardsynth::synth

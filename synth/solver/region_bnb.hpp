@@ -16,8 +16,10 @@
 // against it (forward checking); a value is tried only when the rows keep
 // room for it. A node is cut when its cost so far plus each free
 // variable's cheapest value reaches the best region cost (at first the
-// incumbent's). The work limit counts search nodes, so results are
-// repeatable; the deadline only cuts a search short.
+// incumbent's). The budget counts the values scanned in choosing
+// variables and in forward checking and the rows checked, so results are
+// repeatable and a search costs about the same time whether its domains
+// are wide or its nodes in many rows; the deadline only cuts a search short.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -30,6 +32,7 @@ namespace shardsynth::synth {
 struct BnbOutcome {
   int nodes = 0;          // region size
   long visits = 0;        // search nodes visited
+  long work = 0;          // values scanned in choosing variables and forward checking, plus row memberships checked (the budget's unit)
   bool improved = false;  // the incumbent got cheaper (the region's best plan was applied)
   bool proven = false;    // the search finished: no region assignment beats the result
   int64_t cost = 0;       // kernel cost after the search
@@ -37,9 +40,9 @@ struct BnbOutcome {
 
 // Runs the search on `region` of `search`'s current assignment, which must
 // keep the usage limit; the best region assignment found is applied to
-// `search`. At most `max_visits` search nodes (0 = no limit); stops at
+// `search`. Stops once `max_work` values were scanned (0 = no limit), at
 // `deadline` or on SIGINT.
-BnbOutcome solve_region_bnb(LocalSearch& search, const std::vector<int>& region, long max_visits,
+BnbOutcome solve_region_bnb(LocalSearch& search, const std::vector<int>& region, long max_work,
                             std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace shardsynth::synth
