@@ -1,14 +1,13 @@
 #pragma once
 // The propagating branch and bound (region_bnb.hpp) on regions of the
 // incumbent, as a neighbourhood: a few regions solved with the rest fixed
-// under a budget of search nodes. Every other region is two clusters of
-// half the size around two nodes live at the fullest slot, so that it can
-// trade memory there between parts of the graph far apart (on M this beat
-// one cluster there at equal rounds, BENCHMARKS.md); the others are one
-// cluster around any node. The region size
-// adapts as in CP-SAT's and toulbar2's neighbourhood searches: it grows by
-// a quarter when a search finishes within the budget and shrinks by a fifth
-// when the budget runs out.
+// under a budget of work. Every other region is two clusters of half the
+// size around two nodes live at the fullest slot, so that it can trade
+// memory there between parts of the graph far apart (on M this beat one
+// cluster at equal rounds, BENCHMARKS.md); the others are one cluster
+// around any node. The region size adapts as in CP-SAT's and toulbar2's
+// neighbourhood searches: it grows by a quarter when a search finishes
+// within the budget and shrinks by a fifth when the budget runs out.
 #include "synth/solver/neighbourhood.hpp"
 
 namespace shardsynth::synth {
