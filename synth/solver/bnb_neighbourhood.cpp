@@ -46,7 +46,7 @@ std::vector<int> choose_region(NeighbourhoodContext& context, int attempt, int s
 
 NeighbourhoodOutcome BnbNeighbourhood::apply(NeighbourhoodContext& context) {
   NeighbourhoodOutcome out;
-  if (!context.have_incumbent || context.folded.kernel.nodes.empty()) {
+  if (!context.have_incumbent || context.folded.kernel.nodes.empty() || ++calls_ <= kBnbWarmUp) {
     out.skipped = true;
     return out;
   }
