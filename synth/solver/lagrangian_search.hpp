@@ -22,6 +22,7 @@ struct LagrangianOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // no round starts after this time
   int bound_every = 32;                                            // a Lagrangian lower bound every this many rounds (0 = never)
   int region_attempts = 4;                                         // Z3 region searches per round on the incumbent (0 = none)
+  int bnb_attempts = 4;                                            // branch-and-bound region searches per round on the incumbent (0 = none)
 };
 
 // One improving feasible kernel assignment.

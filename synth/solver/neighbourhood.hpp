@@ -60,6 +60,7 @@ class Neighbourhood {
 // Options a neighbourhood may be built with.
 struct NeighbourhoodOptions {
   int region_attempts = 4;  // Z3 region searches per application (0 = the region neighbourhood is left out)
+  int bnb_attempts = 4;     // branch-and-bound region searches per application (0 = that neighbourhood is left out)
 };
 
 // Every registered neighbourhood, in registration order (neighbourhoods.cpp).

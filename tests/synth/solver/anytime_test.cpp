@@ -14,6 +14,7 @@
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/local_search.hpp"
+#include "synth/solver/region_bnb.hpp"
 #include "synth/solver/region_cegis.hpp"
 #include "synth/solver/step_rule.hpp"
 #include "synth/solver/test_problems.hpp"
@@ -203,6 +204,58 @@ TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
     CHECK(evaluate(p, unfold(f, ls.assignment())) == brute_force(p).cost);
   }
   CHECK(proven >= 100);
+}
+
+TEST_CASE("solve_region_bnb_OnTheWholeKernelReachesTheOptimum") {
+  std::mt19937 rng(23u);
+  int proven = 0, improved = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Problem p = binding_problem(rng, 9);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    CAPTURE(i);
+    LocalSearch ls(f);
+    ls.set(Assignment(f.kernel.nodes.size(), 0));
+    if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
+    const int64_t start = ls.cost();
+    std::vector<int> all(f.kernel.nodes.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+    const BnbOutcome r = solve_region_bnb(ls, all, 0, std::nullopt);
+    REQUIRE(r.proven);
+    ++proven;
+    improved += r.improved;
+    CHECK(r.improved == (ls.cost() < start));
+    CHECK(r.cost == ls.cost());
+    CHECK(ls.feasible());
+    CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
+    CHECK(cost_add(ls.cost(), f.constant) == brute_force(p).cost);
+  }
+  CHECK(proven >= 150);
+  CHECK(improved >= 50);
+}
+
+TEST_CASE("solve_region_bnb_OnARegionNeverWorsensAndStopsAtItsWorkBudget") {
+  std::mt19937 rng(29u);
+  std::mt19937_64 rng64(29u);
+  int cut_short = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.size() < 4) continue;
+    CAPTURE(i);
+    LocalSearch ls(f);
+    ls.set(Assignment(f.kernel.nodes.size(), 0));
+    if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
+    const int64_t start = ls.cost();
+    const auto region = grow_region(f.kernel, ls.incidences(), 0, 3, rng64);
+    const BnbOutcome r = solve_region_bnb(ls, region, 2, std::nullopt);
+    CHECK(r.visits <= 2);
+    cut_short += !r.proven;
+    CHECK(ls.feasible());
+    CHECK(ls.cost() <= start);
+    CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
+  }
+  CHECK(cut_short >= 20);
 }
 
 TEST_CASE("anytime_search_FindsFeasiblePlansWithValidBounds") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "synth/solver/bnb_neighbourhood.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/local_search.hpp"
 #include "synth/solver/neighbourhood.hpp"
@@ -156,15 +157,52 @@ TEST_CASE("neighbourhood_portfolio_AProofEndsTheRound") {
 }
 
 TEST_CASE("make_neighbourhoods_RegistersRepairThenRegionsUnlessRegionsAreOff") {
-  auto all = make_neighbourhoods({4});
-  REQUIRE(all.size() == 2);
+  auto all = make_neighbourhoods({4, 4});
+  REQUIRE(all.size() == 3);
   CHECK(all[0]->name() == "repair-polish");
   CHECK(all[0]->max_backoff() == 0);
   CHECK(all[1]->name() == "z3-region");
   CHECK(all[1]->max_backoff() == 31);
-  auto without = make_neighbourhoods({0});
+  CHECK(all[2]->name() == "bnb-region");
+  CHECK(all[2]->max_backoff() == 31);
+  auto without = make_neighbourhoods({0, 0});
   REQUIRE(without.size() == 1);
   CHECK(without[0]->name() == "repair-polish");
+  auto bnb_only = make_neighbourhoods({0, 2});
+  REQUIRE(bnb_only.size() == 2);
+  CHECK(bnb_only[1]->name() == "bnb-region");
+}
+
+TEST_CASE("bnb_region_SitsOutItsWarmUpThenImprovesTheIncumbentAndGrowsItsRegion") {
+  Fixture f;
+  const Problem& kernel = f.folded.kernel;
+  REQUIRE(kernel.nodes.size() == 2);
+  // The dearest and the cheapest kernel assignments, by enumeration.
+  Assignment worst, best;
+  int64_t worst_cost = -1, best_cost = kForbidden;
+  for (int a = 0; a < kernel.nodes[0].size(); ++a) {
+    for (int b = 0; b < kernel.nodes[1].size(); ++b) {
+      const int64_t c = cost_without_usage(kernel, {a, b});
+      if (c >= kForbidden) continue;
+      if (c > worst_cost) worst_cost = c, worst = {a, b};
+      if (c < best_cost) best_cost = c, best = {a, b};
+    }
+  }
+  REQUIRE(worst_cost > best_cost);
+  f.incumbent.set(worst);
+  f.have = true;
+  int offers = 0;
+  NeighbourhoodContext ctx{f.folded, f.proposal, f.incumbent, f.have, f.penalty, f.order, f.rng, std::nullopt,
+                           [&](const Assignment&, bool) { return ++offers > 0; }};
+  BnbNeighbourhood bnb(1);
+  for (long k = 0; k < kBnbWarmUp; ++k) CHECK(bnb.apply(ctx).skipped);
+  CHECK(f.incumbent.cost() == worst_cost);
+  const NeighbourhoodOutcome out = bnb.apply(ctx);
+  CHECK_FALSE(out.skipped);
+  CHECK(out.improved);
+  CHECK(offers == 1);
+  CHECK(f.incumbent.cost() == best_cost);
+  CHECK(bnb.region_size() > 16);  // the whole two-node kernel was searched to the end
 }
 
 }  // namespace
