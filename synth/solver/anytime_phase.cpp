@@ -130,6 +130,11 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   // where the limit binds: exact_loop_alone) its probes and relinked mixes
   // are plans the searches alone do not reach.
   anytime.dual_steps = kDualStepsPerEpoch;
+  // Before the exact loop, the searches' first plans come first: the dual's
+  // steps hold each epoch back, and with little CPU (a loaded machine) the
+  // searches then reach fewer rounds by the deadline (BENCHMARKS.md, issue
+  // 33, fifth part).
+  anytime.dual_after_stall = exact_after;
   // On larger kernels a dual step outlasts the searches' rounds and the
   // epochs wait for it (the contest's M, 5,404 kernel nodes: bound 41.1e9
   // in 60 s with the dual, 47.4e9 without; BENCHMARKS.md, issue 33).
