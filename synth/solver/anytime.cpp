@@ -203,11 +203,13 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   long stalled = 0;       // rounds (of each search) since the last improvement
   long run = 0;           // rounds run by each search
   long improved_at = 0;   // `run` at the last improvement
+  bool dual_on = !options.dual_after_stall;  // whether the dual runs in the next epoch
   while (!out_of_time(options)) {
-    run_epoch(searches, options.epoch_rounds, dual.get(), options.dual_steps, found);
+    run_epoch(searches, options.epoch_rounds, dual_on ? dual.get() : nullptr, options.dual_steps, found);
     run += options.epoch_rounds;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
     if (improved) improved_at = run;
+    dual_on = dual_on || !improved;
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }

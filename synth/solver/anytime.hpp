@@ -38,6 +38,7 @@ struct AnytimeOptions {
   std::function<void(int64_t)> on_bound;                           // called with each rise of the lower bound (a cost of the problem), after the epoch that proved it (empty = none)
   int dual_max_kernel_nodes = 0;                                   // run the memory dual only on kernels of at most this many nodes (0 = any size)
   int dual_steps = 0;                                              // under a usage limit: steps of the memory dual (memory_dual.hpp) per epoch, on a thread of its own beside the searches (0 = none)
+  bool dual_after_stall = false;                                   // the memory dual runs only from the first epoch in which the searches found no cheaper plan on
 };
 
 // One improving plan, as it is found.

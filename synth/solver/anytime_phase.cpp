@@ -124,9 +124,17 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   if (exact_after && deadline) anytime.stall_ratio = 4;
   // Before the exact loop, Z3 works on the whole problem there instead.
   anytime.region_attempts = exact_after ? 0 : 4;
-  // Where no exact loop follows (problems too large for the LP), the memory
-  // dual is the bound under the limit (memory_dual.hpp; BENCHMARKS.md, issue 33).
-  anytime.dual_steps = exact_after ? 0 : kDualStepsPerEpoch;
+  // The memory dual (memory_dual.hpp; BENCHMARKS.md, issue 33): where no
+  // exact loop follows (problems too large for the LP) it is the bound under
+  // the limit; before the exact loop (which runs the anytime search only
+  // where the limit binds: exact_loop_alone) its probes and relinked mixes
+  // are plans the searches alone do not reach.
+  anytime.dual_steps = kDualStepsPerEpoch;
+  // Before the exact loop, the searches' first plans come first: the dual's
+  // steps hold each epoch back, and with little CPU (a loaded machine) the
+  // searches then reach fewer rounds by the deadline (BENCHMARKS.md, issue
+  // 33, fifth part).
+  anytime.dual_after_stall = exact_after;
   // On larger kernels a dual step outlasts the searches' rounds and the
   // epochs wait for it (the contest's M, 5,404 kernel nodes: bound 41.1e9
   // in 60 s with the dual, 47.4e9 without; BENCHMARKS.md, issue 33).
