@@ -33,6 +33,7 @@ struct BranchChoice {
 struct BranchingOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // stop (outcome "time limit") at this time (unset = none)
   int max_branches = 20'000;  // LPs solved at most (outcome "branch limit")
+  int strong_candidates = 4;   // strong branching: the most fractional nodes whose two children's LPs are solved to choose the split (1: the most fractional node, no extra LPs)
 };
 
 struct Branching {
