@@ -19,6 +19,7 @@ struct OpenBranch {
   Problem problem;           // the kernel, with what the branch excludes forbidden
   int64_t parent_bound = 0;  // no plan of the branch costs less (its parent's LP bound)
   int depth = 0;             // choices made
+  std::optional<LpRelaxation> lp;  // its LP, when solved already (by the strong branching of its parent)
 };
 
 void choose(Problem& problem, const BranchChoice& c) {
@@ -45,6 +46,73 @@ Assignment lp_plan(const Problem& problem, const LpRelaxation& lp) {
 
 int largest_strategy(const Problem& problem, const LpRelaxation& lp, int v) {
   return lp_plan(problem, lp)[static_cast<size_t>(v)];
+}
+
+// The fractional nodes, most fractional first (ties to the lower index), at most `count`.
+std::vector<int> fractional_nodes(const Problem& problem, const LpRelaxation& lp, int count) {
+  std::vector<std::pair<double, int>> order;
+  for (size_t v = 0; v < problem.nodes.size(); ++v) {
+    double largest = 0;
+    for (size_t s = 0; s < lp.values[v].size(); ++s) {
+      if (problem.nodes[v].costs[s] < kForbidden) largest = std::max(largest, lp.values[v][s]);
+    }
+    if (largest < 1 - kIntegral) order.emplace_back(largest, static_cast<int>(v));
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<int> nodes;
+  for (size_t i = 0; i < order.size() && static_cast<int>(nodes.size()) < count; ++i) nodes.push_back(order[i].second);
+  return nodes;
+}
+
+// How far a child's LP raises the parent's bound (capped at the incumbent;
+// an infeasible child counts as reaching it).
+double gain(const LpRelaxation& child, int64_t parent_bound, int64_t incumbent) {
+  if (child.outcome == "infeasible") return static_cast<double>(incumbent - parent_bound);
+  if (child.outcome != "optimal" || !child.has_duals()) return 0;
+  return static_cast<double>(std::min(child.bound, incumbent) - parent_bound);
+}
+
+// A split of one node: its two children, their LPs solved.
+struct Split {
+  OpenBranch fix;     // the node takes its largest strategy
+  OpenBranch forbid;  // that strategy is forbidden at the node
+  double score = -1;  // product of the children's gains (each at least 1)
+};
+
+Split split_on(const OpenBranch& parent, int64_t parent_bound, const LpRelaxation& lp, int v, bool solve,
+               const LpOptions& lp_options, int64_t incumbent) {
+  const int s = largest_strategy(parent.problem, lp, v);
+  Split split{OpenBranch{parent.problem, parent_bound, parent.depth + 1, std::nullopt},
+              OpenBranch{parent.problem, parent_bound, parent.depth + 1, std::nullopt}};
+  choose(split.fix.problem, BranchChoice{v, s, true});
+  choose(split.forbid.problem, BranchChoice{v, s, false});
+  if (!solve) return split;
+  split.fix.lp = solve_lp_relaxation(split.fix.problem, lp_options);
+  split.forbid.lp = solve_lp_relaxation(split.forbid.problem, lp_options);
+  split.score = std::max(1.0, gain(*split.fix.lp, parent_bound, incumbent)) *
+                std::max(1.0, gain(*split.forbid.lp, parent_bound, incumbent));
+  return split;
+}
+
+// The split of `branch`: on its most fractional node `v`; with strong
+// branching, on the candidate (of the most fractional ones) whose children's
+// LPs raise the bound most (the product of the two gains), its children
+// keeping their solved LPs. Without time or LPs left for it, on `v`.
+Split choose_split(const OpenBranch& branch, const LpRelaxation& lp, int v, const LpOptions& lp_options,
+                   const BranchingOptions& options, Branching& result) {
+  const std::vector<int> candidates = fractional_nodes(branch.problem, lp, options.strong_candidates);
+  const bool strong = candidates.size() > 1 &&
+                      result.branches + 2 * static_cast<int>(candidates.size()) <= options.max_branches;
+  if (!strong) return split_on(branch, lp.bound, lp, v, false, lp_options, result.incumbent);
+  Split best;
+  for (int c : candidates) {
+    if (options.deadline && Clock::now() >= *options.deadline) break;
+    Split split = split_on(branch, lp.bound, lp, c, true, lp_options, result.incumbent);
+    result.branches += 2;
+    if (split.score > best.score) best = std::move(split);
+  }
+  if (best.score < 0) return split_on(branch, lp.bound, lp, v, false, lp_options, result.incumbent);
+  return best;
 }
 
 }  // namespace
@@ -90,8 +158,11 @@ Branching branch_on_lp(const Problem& kernel, int64_t incumbent, const Branching
       continue;
     }
     Problem& problem = branch.problem;
-    const LpRelaxation lp = solve_lp_relaxation(problem, lp_options);
-    ++result.branches;
+    if (!branch.lp) {
+      branch.lp = solve_lp_relaxation(problem, lp_options);
+      ++result.branches;
+    }
+    const LpRelaxation& lp = *branch.lp;
     result.deepest = std::max(result.deepest, branch.depth);
     if (lp.outcome == "infeasible" || (lp.has_duals() && lp.bound >= result.incumbent)) {
       ++result.closed_by_bound;
@@ -119,14 +190,10 @@ Branching branch_on_lp(const Problem& kernel, int64_t incumbent, const Branching
       open.push_back(std::move(branch));
       break;
     }
-    const int s = largest_strategy(problem, lp, v);
     fix_by_reduced_cost(problem, lp, result.incumbent);  // nothing cheaper than the incumbent is lost
-    OpenBranch forbid{problem, lp.bound, branch.depth + 1};
-    choose(forbid.problem, BranchChoice{v, s, false});
-    OpenBranch fix{std::move(problem), lp.bound, branch.depth + 1};
-    choose(fix.problem, BranchChoice{v, s, true});
-    open.push_back(std::move(forbid));
-    open.push_back(std::move(fix));  // explored first: the LP's own choice
+    Split split = choose_split(branch, lp, v, lp_options, options, result);
+    open.push_back(std::move(split.forbid));
+    open.push_back(std::move(split.fix));  // explored first: the LP's own choice
   }
   if (open.empty()) result.outcome = "closed";
   result.bound = result.incumbent;

@@ -5,9 +5,13 @@
 // Each branch's LP is solved; the branch is closed when its bound reaches the
 // incumbent, or when its LP solution is integral (then it is a plan of the
 // branch, and the cheapest one: a plan cheaper than the incumbent becomes
-// the incumbent). Otherwise it splits on its most fractional node v (the
-// least largest x[v][s]): first v fixed to its largest strategy s, then s
-// forbidden at v, depth first. Every closed branch is closed by a bound from
+// the incumbent). Otherwise it splits on a fractional node v: first v fixed
+// to its largest strategy s, then s forbidden at v, depth first. Which v is
+// strong branching: of the few most fractional nodes (the least largest
+// x[v][s]), the one whose two children's LPs raise the bound most (the
+// product of the two rises); the children keep those LPs. The most
+// fractional node alone makes trees that depend on which optimal vertex
+// the LP returns (BENCHMARKS.md, issue 32). Every closed branch is closed by a bound from
 // the LP's duals (weak duality, as reduced-cost fixing uses it), so when
 // every branch is closed no plan of the kernel is cheaper than the
 // incumbent; the exact loop then lets Z3 give the last word (exact_branching.cpp).
@@ -33,6 +37,7 @@ struct BranchChoice {
 struct BranchingOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // stop (outcome "time limit") at this time (unset = none)
   int max_branches = 20'000;  // LPs solved at most (outcome "branch limit")
+  int strong_candidates = 4;   // strong branching: the most fractional nodes whose two children's LPs are solved to choose the split (1: the most fractional node, no extra LPs)
 };
 
 struct Branching {

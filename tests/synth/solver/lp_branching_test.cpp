@@ -50,6 +50,33 @@ TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
   CHECK(found >= 50);
 }
 
+TEST_CASE("branch_on_lp_StrongBranchingAndTheMostFractionalNodeCloseAtTheSameOptimum") {
+  std::mt19937 rng(3233u);
+  ProblemMaker maker(rng);
+  int compared = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const Problem p = maker.random();
+    if (!p.usage_limit) continue;
+    CAPTURE(i);
+    const int64_t optimum = brute_force(p).cost;
+    if (optimum >= kForbidden) continue;
+    const int64_t incumbent = optimum + maker.uniform(1, 40);
+    BranchingOptions plain, strong;
+    plain.strong_candidates = 1;
+    strong.strong_candidates = 4;
+    const Branching a = branch_on_lp(p, incumbent, plain);
+    const Branching b = branch_on_lp(p, incumbent, strong);
+    CHECK(b.bound <= optimum);
+    if (a.outcome != "closed" || b.outcome != "closed") continue;
+    ++compared;
+    CHECK(a.incumbent == optimum);
+    CHECK(b.incumbent == optimum);
+    CHECK(evaluate(p, b.plan) == optimum);
+  }
+  MESSAGE(compared << " closed both ways");
+  CHECK(compared >= 100);
+}
+
 TEST_CASE("most_fractional_node_IsMinusOneOnAnIntegralSolutionAndTheLeastLargestValueOtherwise") {
   Problem p{"two", {}, {}, std::nullopt};
   p.nodes.push_back({"a", {0, 0}, {1, 1}, 0, 1});
