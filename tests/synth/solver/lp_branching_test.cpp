@@ -12,16 +12,28 @@
 
 namespace shardsynth::synth {
 
-TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
-  std::mt19937 rng(3232u);
+namespace {
+
+// Calls `check(p, optimum, maker)` on each of 1,500 random problems drawn
+// from `seed` that have a usage limit and a plan within it.
+template <class Check>
+void for_each_limited_problem(unsigned seed, Check check) {
+  std::mt19937 rng(seed);
   ProblemMaker maker(rng);
-  int closed = 0, found = 0;
   for (int i = 0; i < 1500; ++i) {
     const Problem p = maker.random();
     if (!p.usage_limit) continue;
     CAPTURE(i);
     const int64_t optimum = brute_force(p).cost;
-    if (optimum >= kForbidden) continue;
+    if (optimum < kForbidden) check(p, optimum, maker);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
+  int closed = 0, found = 0;
+  for_each_limited_problem(3232u, [&](const Problem& p, int64_t optimum, ProblemMaker& maker) {
     // Handed an incumbent above the optimum half of the time, and the optimum itself otherwise.
     const int64_t incumbent = optimum + (maker.uniform(0, 1) == 0 ? 0 : maker.uniform(1, 40));
     int plans = 0;
@@ -33,7 +45,7 @@ TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
       last = cost;
     });
     CHECK(b.bound <= optimum);
-    if (b.outcome != "closed") continue;
+    if (b.outcome != "closed") return;
     ++closed;
     CHECK(b.incumbent == optimum);
     CHECK(b.bound == optimum);
@@ -44,22 +56,15 @@ TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
     } else {
       CHECK(plans == 0);
     }
-  }
+  });
   MESSAGE(closed << " closed, " << found << " with the optimum found by branching");
   CHECK(closed >= 150);
   CHECK(found >= 50);
 }
 
 TEST_CASE("branch_on_lp_StrongBranchingAndTheMostFractionalNodeCloseAtTheSameOptimum") {
-  std::mt19937 rng(3233u);
-  ProblemMaker maker(rng);
   int compared = 0;
-  for (int i = 0; i < 1500; ++i) {
-    const Problem p = maker.random();
-    if (!p.usage_limit) continue;
-    CAPTURE(i);
-    const int64_t optimum = brute_force(p).cost;
-    if (optimum >= kForbidden) continue;
+  for_each_limited_problem(3233u, [&](const Problem& p, int64_t optimum, ProblemMaker& maker) {
     const int64_t incumbent = optimum + maker.uniform(1, 40);
     BranchingOptions plain, strong;
     plain.strong_candidates = 1;
@@ -67,12 +72,12 @@ TEST_CASE("branch_on_lp_StrongBranchingAndTheMostFractionalNodeCloseAtTheSameOpt
     const Branching a = branch_on_lp(p, incumbent, plain);
     const Branching b = branch_on_lp(p, incumbent, strong);
     CHECK(b.bound <= optimum);
-    if (a.outcome != "closed" || b.outcome != "closed") continue;
+    if (a.outcome != "closed" || b.outcome != "closed") return;
     ++compared;
     CHECK(a.incumbent == optimum);
     CHECK(b.incumbent == optimum);
     CHECK(evaluate(p, b.plan) == optimum);
-  }
+  });
   MESSAGE(compared << " closed both ways");
   CHECK(compared >= 100);
 }
