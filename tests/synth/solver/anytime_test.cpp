@@ -183,44 +183,53 @@ TEST_CASE("LocalSearch_MovesRepairAndForestMovesKeepTheProfileTrue") {
   CHECK(repaired >= 100);
 }
 
-TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
-  std::mt19937 rng(17u);
-  int proven = 0;
-  for (int i = 0; i < 300; ++i) {
-    const Problem p = binding_problem(rng, 7);
+namespace {
+
+// Calls `check(p, f, ls)` on `count` random binding problems of `nodes`
+// nodes drawn from `seed` whose folded kernel `f` has at least `min_nodes`
+// nodes and a feasible start: `ls` holds strategy 0 everywhere, repaired.
+template <class Check>
+void for_each_repaired_start(unsigned seed, int count, int nodes, std::size_t min_nodes, Check check) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const Problem p = binding_problem(rng, nodes);
     const FoldedProblem f = fold_problem(p);
-    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    if (f.infeasible || f.kernel.nodes.size() < min_nodes) continue;
     CAPTURE(i);
     LocalSearch ls(f);
     ls.set(Assignment(f.kernel.nodes.size(), 0));
     if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
-    std::vector<int> all(f.kernel.nodes.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
-    const RegionOutcome r = improve_region(ls, all, 0, std::nullopt);
+    check(p, f, ls);
+  }
+}
+
+// The whole kernel as one region.
+std::vector<int> every_node(const FoldedProblem& f) {
+  std::vector<int> all(f.kernel.nodes.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
+  int proven = 0;
+  for_each_repaired_start(17u, 300, 7, 1, [&](const Problem& p, const FoldedProblem& f, LocalSearch& ls) {
+    const RegionOutcome r = improve_region(ls, every_node(f), 0, std::nullopt);
     REQUIRE(r.proven);
     ++proven;
     CHECK(ls.feasible());
     CHECK(cost_add(ls.cost(), f.constant) == brute_force(p).cost);
     CHECK(evaluate(p, unfold(f, ls.assignment())) == brute_force(p).cost);
-  }
+  });
   CHECK(proven >= 100);
 }
 
 TEST_CASE("solve_region_bnb_OnTheWholeKernelReachesTheOptimum") {
-  std::mt19937 rng(23u);
   int proven = 0, improved = 0;
-  for (int i = 0; i < 400; ++i) {
-    const Problem p = binding_problem(rng, 9);
-    const FoldedProblem f = fold_problem(p);
-    if (f.infeasible || f.kernel.nodes.empty()) continue;
-    CAPTURE(i);
-    LocalSearch ls(f);
-    ls.set(Assignment(f.kernel.nodes.size(), 0));
-    if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
+  for_each_repaired_start(23u, 400, 9, 1, [&](const Problem& p, const FoldedProblem& f, LocalSearch& ls) {
     const int64_t start = ls.cost();
-    std::vector<int> all(f.kernel.nodes.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
-    const BnbOutcome r = solve_region_bnb(ls, all, 0, std::nullopt);
+    const BnbOutcome r = solve_region_bnb(ls, every_node(f), 0, std::nullopt);
     REQUIRE(r.proven);
     ++proven;
     improved += r.improved;
@@ -229,23 +238,15 @@ TEST_CASE("solve_region_bnb_OnTheWholeKernelReachesTheOptimum") {
     CHECK(ls.feasible());
     CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
     CHECK(cost_add(ls.cost(), f.constant) == brute_force(p).cost);
-  }
+  });
   CHECK(proven >= 150);
   CHECK(improved >= 50);
 }
 
 TEST_CASE("solve_region_bnb_OnARegionNeverWorsensAndStopsAtItsWorkBudget") {
-  std::mt19937 rng(29u);
   std::mt19937_64 rng64(29u);
   int cut_short = 0;
-  for (int i = 0; i < 300; ++i) {
-    const Problem p = binding_problem(rng, 12);
-    const FoldedProblem f = fold_problem(p);
-    if (f.infeasible || f.kernel.nodes.size() < 4) continue;
-    CAPTURE(i);
-    LocalSearch ls(f);
-    ls.set(Assignment(f.kernel.nodes.size(), 0));
-    if (!ls.repair(nullptr, 1000) || ls.cost() >= kForbidden) continue;
+  for_each_repaired_start(29u, 300, 12, 4, [&](const Problem&, const FoldedProblem& f, LocalSearch& ls) {
     const int64_t start = ls.cost();
     const auto region = grow_region(f.kernel, ls.incidences(), 0, 3, rng64);
     const BnbOutcome r = solve_region_bnb(ls, region, 2, std::nullopt);
@@ -254,7 +255,7 @@ TEST_CASE("solve_region_bnb_OnARegionNeverWorsensAndStopsAtItsWorkBudget") {
     CHECK(ls.feasible());
     CHECK(ls.cost() <= start);
     CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
-  }
+  });
   CHECK(cut_short >= 20);
 }
 
