@@ -4,7 +4,7 @@
 // the A/B of a change to the search's moves on a loaded machine, where
 // timed runs cannot tell 0.1% from the load. Prints the best cost (the
 // folded constant included) and the seconds since the start every tenth of
-// the rounds.
+// the rounds, with the search's Lagrangian lower bound.
 //
 //   anytime_rounds FILE.json.gz ROUNDS [--seed N] [--bnb-attempts N] [--region-attempts N]
 #include <algorithm>
@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
   while (search.rounds() < rounds && !search.finished()) {
     for (const auto& plan : search.run(std::min(step, rounds - search.rounds()))) best = std::min(best, plan.cost);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    std::printf("rounds %ld cost %lld seconds %.1f\n", search.rounds(), static_cast<long long>(cost_add(best, folded.constant)), seconds);
+    std::printf("rounds %ld cost %lld bound %lld seconds %.1f\n", search.rounds(),
+                static_cast<long long>(cost_add(best, folded.constant)),
+                static_cast<long long>(cost_add(search.lower_bound(), folded.constant)), seconds);
     std::fflush(stdout);
   }
   return 0;
