@@ -28,14 +28,14 @@ std::vector<int> live_at_peak(NeighbourhoodContext& context) {
 // around two nodes live at the fullest slot, so that the region can trade
 // memory there between parts of the graph far apart; otherwise one
 // cluster around any node.
-std::vector<int> choose_region(NeighbourhoodContext& context, int attempt, int size) {
+std::vector<int> choose_region(NeighbourhoodContext& context, std::mt19937_64& rng, int attempt, int size) {
   const Problem& kernel = context.folded.kernel;
   const auto& incidences = context.incumbent.incidences();
   const int n = static_cast<int>(kernel.nodes.size());
   const std::vector<int> live = attempt % 2 == 0 ? live_at_peak(context) : std::vector<int>{};
-  if (live.size() < 2) return grow_region(kernel, incidences, static_cast<int>(context.rng() % n), size, context.rng);
-  std::vector<int> region = grow_region(kernel, incidences, live[context.rng() % live.size()], size / 2, context.rng);
-  const std::vector<int> other = grow_region(kernel, incidences, live[context.rng() % live.size()], size - size / 2, context.rng);
+  if (live.size() < 2) return grow_region(kernel, incidences, static_cast<int>(rng() % n), size, rng);
+  std::vector<int> region = grow_region(kernel, incidences, live[rng() % live.size()], size / 2, rng);
+  const std::vector<int> other = grow_region(kernel, incidences, live[rng() % live.size()], size - size / 2, rng);
   region.insert(region.end(), other.begin(), other.end());
   std::sort(region.begin(), region.end());
   region.erase(std::unique(region.begin(), region.end()), region.end());
@@ -51,7 +51,7 @@ NeighbourhoodOutcome BnbNeighbourhood::apply(NeighbourhoodContext& context) {
     return out;
   }
   for (int a = 0; a < attempts_ && !out_of_time(context); ++a) {
-    const auto region = choose_region(context, a, region_size_);
+    const auto region = choose_region(context, rng_, a, region_size_);
     const BnbOutcome r = solve_region_bnb(context.incumbent, region, kBnbWork, context.deadline);
     out.work += 1 + r.work / 4096;
     if (r.improved) out.improved = context.offer(context.incumbent.assignment(), false) || out.improved;

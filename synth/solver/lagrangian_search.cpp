@@ -28,7 +28,7 @@ class LagrangianSearch::Impl {
         search_(folded),
         incumbent_(folded),
         rng_(options.seed),
-        moves_(make_neighbourhoods({options.region_attempts, options.bnb_attempts})) {
+        moves_(make_neighbourhoods({options.region_attempts, options.bnb_attempts, options.seed})) {
     const int n = static_cast<int>(folded.kernel.nodes.size());
     order_.resize(n);
     std::iota(order_.begin(), order_.end(), 0);

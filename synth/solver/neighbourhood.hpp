@@ -61,6 +61,7 @@ class Neighbourhood {
 struct NeighbourhoodOptions {
   int region_attempts = 4;  // Z3 region searches per application (0 = the region neighbourhood is left out)
   int bnb_attempts = 4;     // branch-and-bound region searches per application (0 = that neighbourhood is left out)
+  uint64_t seed = 0;        // the search's seed, from which a neighbourhood with a random stream of its own derives it
 };
 
 // Every registered neighbourhood, in registration order (neighbourhoods.cpp).

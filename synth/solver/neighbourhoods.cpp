@@ -12,7 +12,7 @@ std::vector<std::unique_ptr<Neighbourhood>> make_neighbourhoods(const Neighbourh
   std::vector<std::unique_ptr<Neighbourhood>> all;
   all.push_back(std::make_unique<RepairPolish>());
   if (options.region_attempts > 0) all.push_back(std::make_unique<RegionNeighbourhood>(options.region_attempts));
-  if (options.bnb_attempts > 0) all.push_back(std::make_unique<BnbNeighbourhood>(options.bnb_attempts));
+  if (options.bnb_attempts > 0) all.push_back(std::make_unique<BnbNeighbourhood>(options.bnb_attempts, options.seed));
   return all;
 }
 

@@ -173,7 +173,7 @@ TEST_CASE("make_neighbourhoods_RegistersRepairThenRegionsUnlessRegionsAreOff") {
   CHECK(bnb_only[1]->name() == "bnb-region");
 }
 
-TEST_CASE("bnb_region_SitsOutItsWarmUpThenImprovesTheIncumbentAndGrowsItsRegion") {
+TEST_CASE("bnb_region_SitsOutItsWarmUpThenImprovesTheIncumbentAndGrowsItsRegionLeavingTheSearchStream") {
   Fixture f;
   const Problem& kernel = f.folded.kernel;
   REQUIRE(kernel.nodes.size() == 2);
@@ -194,11 +194,15 @@ TEST_CASE("bnb_region_SitsOutItsWarmUpThenImprovesTheIncumbentAndGrowsItsRegion"
   int offers = 0;
   NeighbourhoodContext ctx{f.folded, f.proposal, f.incumbent, f.have, f.penalty, f.order, f.rng, std::nullopt,
                            [&](const Assignment&, bool) { return ++offers > 0; }};
-  BnbNeighbourhood bnb(1);
+  BnbNeighbourhood bnb(1, 1);
   for (long k = 0; k < kBnbWarmUp; ++k) CHECK(bnb.apply(ctx).skipped);
   CHECK(f.incumbent.cost() == worst_cost);
+  std::mt19937_64 search_stream = f.rng;
   const NeighbourhoodOutcome out = bnb.apply(ctx);
   CHECK_FALSE(out.skipped);
+  // Its regions come from a stream of its own: the search's stream is
+  // where it was, so the priced proposals after it are those without it.
+  CHECK(f.rng == search_stream);
   CHECK(out.improved);
   CHECK(offers == 1);
   CHECK(f.incumbent.cost() == best_cost);
