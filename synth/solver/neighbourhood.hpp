@@ -31,7 +31,7 @@ struct NeighbourhoodContext {
   const bool& have_incumbent;                             // whether `incumbent` holds a feasible plan (may turn true during the round)
   const std::vector<std::vector<double>>& penalty;         // per kernel node and strategy: the usage priced by the multipliers
   std::vector<int>& order;                                 // a visiting order of the kernel nodes (moves may shuffle it)
-  std::mt19937_64& rng;                                    // the search's random stream (the only source of randomness)
+  std::mt19937_64& rng;                                    // the search's random stream (a move without a stream of its own, from the search's seed, draws from it)
   std::optional<std::chrono::steady_clock::time_point> deadline;  // no check may run past it
   std::function<bool(const Assignment&, bool by_region)> offer;    // offers a feasible kernel assignment; true when it is the search's new best
 };
