@@ -8,8 +8,8 @@ namespace shardsynth::synth {
 namespace {
 
 constexpr double kGrowth = 2.0;       // labels of the next elimination over the last one's, at most
-constexpr double kTimeShare = 0.6;    // of the time left, what the next elimination is planned to take
-constexpr double kLeastGrowth = 1.15;  // a smaller step than this growth is not tried (the time goes on)
+constexpr double kTimeShare = 0.8;    // of the time left, what the next elimination is planned to take
+constexpr double kLeastGrowth = 1.05;  // a smaller step than this growth is not tried (the time goes on)
 
 }  // namespace
 

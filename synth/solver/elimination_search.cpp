@@ -9,6 +9,7 @@ namespace shardsynth::synth {
 namespace {
 
 constexpr int kMaxRuns = 12;  // rows added one run at a time at most this often
+constexpr size_t kStartRows = 8;  // the LP's binding rows are all tracked from the start when at most this many
 
 // The row of `kernel` that `plan` exceeds most among those `rows` lacks
 // (empty when it exceeds none of them).
@@ -43,12 +44,17 @@ class Prober {
   Prober(const Problem& kernel, const LpRelaxation& lp, EliminationSearch& search,
          std::optional<std::chrono::steady_clock::time_point> deadline)
       : kernel_(kernel), lp_(lp), search_(search) {
-    // One row to start with, the one the LP prices highest: each row
-    // tracked multiplies the labels, so rows are added only when a plan
-    // breaks them.
+    // The rows the LP leans on, when they are few: then the LP itself
+    // prices them and is not solved again. Otherwise one row to start
+    // with, the one the LP prices highest: each row tracked multiplies the
+    // labels, so rows are added only when a plan breaks them.
     if (kernel.usage_limit && !lp.binding_rows.empty()) {
-      const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
-      rows_.push_back(lp.binding_rows[top]);
+      if (lp.binding_rows.size() <= kStartRows) {
+        rows_ = lp.binding_rows;
+      } else {
+        const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
+        rows_.push_back(lp.binding_rows[top]);
+      }
     }
     options_.deadline = deadline;
     // Rounding usages down to 1/4096 of the limit (a power of two) merges

@@ -35,10 +35,10 @@ TEST_CASE("CutoffSchedule_TakesTheRateOfTheLatestCutoffsWithTheSameRows") {
 
 TEST_CASE("CutoffSchedule_ShortensTheStepToTheTimeLeftAndStopsWhenTooLittleIsLeft") {
   CutoffSchedule schedule(1000, 2000, {{1100, 1000, 2, 10}, {1150, 2000, 2, 100}});
-  // 0.6 of 150 ms is 0.9 times the last elimination's 100 ms: at most sqrt(0.9) of its labels, too few.
-  CHECK_FALSE(schedule.next(150.0).has_value());
-  // 0.6 of 300 ms: sqrt(1.8) times the labels, a step of 50 * log2(sqrt(1.8)).
-  CHECK(schedule.next(300.0) == 1150 + std::llround(50 * std::log2(std::sqrt(1.8))));
+  // 0.8 of 120 ms is 0.96 times the last elimination's 100 ms: at most sqrt(0.96) of its labels, too few.
+  CHECK_FALSE(schedule.next(120.0).has_value());
+  // 0.8 of 300 ms: sqrt(2.4) times the labels, a step of 50 * log2(sqrt(2.4)).
+  CHECK(schedule.next(300.0) == 1150 + std::llround(50 * std::log2(std::sqrt(2.4))));
 }
 
 }  // namespace shardsynth::synth
