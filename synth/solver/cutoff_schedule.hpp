@@ -37,7 +37,8 @@ class CutoffSchedule {
   void climbed(const CutoffCost& done);
 
   // The next cutoff (at most the incumbent), or none when the step that
-  // fits in `ms_left` (unset: no deadline) would be too small to be worth it.
+  // fits in `ms_left` (unset: no deadline) would be too small to be worth
+  // it, or no time is left.
   std::optional<int64_t> next(std::optional<double> ms_left) const;
 
   const std::vector<CutoffCost>& done() const { return done_; }

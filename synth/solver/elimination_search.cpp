@@ -65,7 +65,7 @@ class Prober {
 
   void resume(const EliminationSearch& before) {
     if (!before.tracked.empty()) rows_ = before.tracked;
-    if (before.lp) {  // the LP it solved last, not solved again
+    if (before.lp && before.lp->has_duals()) {  // the LP it solved last, not solved again
       tracked_ = before.lp;
       tracked_rows_ = before.lp_rows;
     }

@@ -16,6 +16,8 @@ TEST_CASE("CutoffSchedule_ClimbsByFractionsOfTheGapBeforeItKnowsTheLabelsGrowth"
   CHECK(schedule.next(std::nullopt) == 1015);  // 1.5 times as far
   schedule.climbed({1015, 100, 1, 5});         // no growth: still no rate
   CHECK(schedule.next(std::nullopt) == 1022);
+  CHECK(schedule.next(1.0) == 1022);
+  CHECK_FALSE(schedule.next(0.0).has_value());  // past the deadline
 }
 
 TEST_CASE("CutoffSchedule_StepsToTwiceTheLabelsOfTheLastCutoff") {
