@@ -1,6 +1,7 @@
 #include "synth/solver/elimination_search.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "synth/solver/pareto_elimination.hpp"
 
@@ -8,6 +9,7 @@ namespace shardsynth::synth {
 namespace {
 
 constexpr int kMaxRuns = 12;  // rows added one run at a time at most this often
+constexpr size_t kStartRows = 8;  // the LP's binding rows are all tracked from the start when at most this many
 
 // The row of `kernel` that `plan` exceeds most among those `rows` lacks
 // (empty when it exceeds none of them).
@@ -42,12 +44,17 @@ class Prober {
   Prober(const Problem& kernel, const LpRelaxation& lp, EliminationSearch& search,
          std::optional<std::chrono::steady_clock::time_point> deadline)
       : kernel_(kernel), lp_(lp), search_(search) {
-    // One row to start with, the one the LP prices highest: each row
-    // tracked multiplies the labels, so rows are added only when a plan
-    // breaks them.
+    // The rows the LP leans on, when they are few: then the LP itself
+    // prices them and is not solved again. Otherwise one row to start
+    // with, the one the LP prices highest: each row tracked multiplies the
+    // labels, so rows are added only when a plan breaks them.
     if (kernel.usage_limit && !lp.binding_rows.empty()) {
-      const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
-      rows_.push_back(lp.binding_rows[top]);
+      if (lp.binding_rows.size() <= kStartRows) {
+        rows_ = lp.binding_rows;
+      } else {
+        const auto top = std::max_element(lp.binding_duals.begin(), lp.binding_duals.end()) - lp.binding_duals.begin();
+        rows_.push_back(lp.binding_rows[top]);
+      }
     }
     options_.deadline = deadline;
     // Rounding usages down to 1/4096 of the limit (a power of two) merges
@@ -58,6 +65,10 @@ class Prober {
 
   void resume(const EliminationSearch& before) {
     if (!before.tracked.empty()) rows_ = before.tracked;
+    if (before.lp && before.lp->has_duals()) {  // the LP it solved last, not solved again
+      tracked_ = before.lp;
+      tracked_rows_ = before.lp_rows;
+    }
     options_.granularity = std::min(options_.granularity, before.granularity);
   }
 
@@ -85,17 +96,22 @@ class Prober {
   }
 
  private:
-  // The LP over the tracked rows alone: its duals price only those.
+  // The LP over the tracked rows alone: its duals price only those. When
+  // every row the whole LP leans on is tracked, that LP is already one.
   void resolve_lp() {
     tracked_rows_ = rows_;
-    if (rows_ == lp_.binding_rows) {
-      tracked_ = lp_;
+    if (std::all_of(lp_.binding_rows.begin(), lp_.binding_rows.end(), [&](const std::vector<int>& row) {
+          return std::find(rows_.begin(), rows_.end(), row) != rows_.end();
+        })) {
+      tracked_ = std::make_shared<const LpRelaxation>(lp_);
       return;
     }
     LpOptions lp_options;
     lp_options.deadline = options_.deadline;
     lp_options.rows = rows_;
-    tracked_ = solve_lp_relaxation(kernel_, lp_options);
+    tracked_ = std::make_shared<const LpRelaxation>(solve_lp_relaxation(kernel_, lp_options));
+    search_.lp = tracked_;
+    search_.lp_rows = rows_;
   }
 
   const Problem& kernel_;
@@ -104,8 +120,18 @@ class Prober {
   EliminationOptions options_;
   std::vector<std::vector<int>> rows_;          // the rows tracked
   std::vector<std::vector<int>> tracked_rows_;  // the rows tracked_ was solved with
-  std::optional<LpRelaxation> tracked_;         // the LP over them
+  std::shared_ptr<const LpRelaxation> tracked_;  // the LP over them
 };
+
+}  // namespace
+
+namespace {
+
+// Milliseconds to `deadline` (unset: none).
+std::optional<double> ms_left(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (!deadline) return std::nullopt;
+  return std::chrono::duration<double, std::milli>(*deadline - std::chrono::steady_clock::now()).count();
+}
 
 }  // namespace
 
@@ -117,13 +143,18 @@ EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation
   Prober prober(kernel, lp, search, deadline);
   const int64_t proven = before ? before->bound : 0;
   if (before) prober.resume(*before);
-  // Cutoffs climb from just above the LP's bound to the incumbent, each
-  // 1.5 times as far above the bound: labels grow fast with the distance,
-  // and each cutoff with no plan below it is a proven bound.
+  // Cutoffs climb from just above the LP's bound to the incumbent, each as
+  // far as the labels' growth and the time left allow (cutoff_schedule.hpp);
+  // each cutoff with no plan below it is a proven bound.
   const int64_t base = std::max<int64_t>({0, lp.bound, proven});
-  const int64_t gap = incumbent - base;
-  for (double fraction = 1.0 / 16;; fraction *= 1.5) {
-    const int64_t cutoff = fraction >= 1 || gap <= 16 ? incumbent : base + static_cast<int64_t>(gap * fraction);
+  CutoffSchedule schedule(base, incumbent, before ? before->climbed : std::vector<CutoffCost>{});
+  for (;;) {
+    const std::optional<int64_t> next = schedule.next(ms_left(deadline));
+    if (!next) {
+      search.outcome = "time limit";  // the next step would not end in time: the time goes to what follows
+      break;
+    }
+    const int64_t cutoff = *next;
     const auto started = std::chrono::steady_clock::now();
     CutoffRun run = prober.below(cutoff);
     search.probes.push_back({cutoff, run.outcome,
@@ -140,11 +171,13 @@ EliminationSearch close_by_elimination(const Problem& kernel, const LpRelaxation
       break;
     }
     search.bound = cutoff;
+    schedule.climbed({cutoff, run.last.labels, search.rows, run.last.ms});
     if (cutoff >= incumbent) {
       search.outcome = "optimal";
       break;
     }
   }
+  search.climbed = schedule.done();
   search.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return search;
 }

@@ -7,14 +7,18 @@
 // most is added and it runs again (when it breaks only a tracked row, by
 // what the rounding of usages dropped, the rounding is made finer). A plan
 // that keeps every row is the optimum (the cheapest over a relaxation).
-// The cutoff climbs from just above the LP bound towards the incumbent:
-// each cutoff with no plan below it is a proven lower bound, and no plan
-// below the incumbent proves the incumbent optimal.
+// The cutoff climbs from just above the LP bound towards the incumbent, as
+// far each time as the labels' growth and the time left allow
+// (cutoff_schedule.hpp): each cutoff with no plan below it is a proven
+// lower bound, and no plan below the incumbent proves the incumbent optimal.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "synth/solver/cutoff_schedule.hpp"
 #include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/problem.hpp"
 
@@ -33,9 +37,12 @@ struct EliminationSearch {
   int64_t cost = kForbidden;        // its kernel cost
   int64_t bound = 0;                // no plan of the kernel within the limit costs less (0: nothing proven)
   std::vector<EliminationProbe> probes;  // the cutoffs tried, in order
+  std::vector<CutoffCost> climbed;  // the cutoffs with nothing below, with their labels (also an earlier search's), oldest first
   int rows = 0;                     // memory rows tracked in the last run
   std::vector<std::vector<int>> tracked;  // those rows (node sets), for a later search to start from
   int64_t granularity = 1;          // the usage rounding it ended with, bytes
+  std::shared_ptr<const LpRelaxation> lp;  // the last LP it solved over some of the rows (null: none), for a later search
+  std::vector<std::vector<int>> lp_rows;   // the rows that LP was solved with
   int runs = 0;                     // eliminations run
   int64_t labels = 0;               // labels kept, summed over the runs
   int width = 0;                    // largest factor scope, in nodes

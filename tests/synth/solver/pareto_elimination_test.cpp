@@ -5,6 +5,7 @@
 // and rounds usages, proves the same optimum.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <random>
 
 #include "synth/solver/brute_force.hpp"
@@ -118,6 +119,33 @@ TEST_CASE("close_by_elimination_ProvesTheOptimumFromOneRowWithRoundedUsages") {
   MESSAGE(proven << " proven, " << refined << " needing more than one elimination");
   CHECK(proven >= 80);
   CHECK(refined >= 3);
+}
+
+TEST_CASE("close_by_elimination_ResumesWhereAnEarlierSearchGaveUp") {
+  // A search whose deadline has passed gives up at once; one resumed from
+  // it proves the optimum.
+  std::mt19937 rng(4242u);
+  ProblemMaker maker(rng);
+  int resumed = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Problem p = in_bytes(limited_problem(maker), maker);
+    CAPTURE(i);
+    const BruteForceResult exact = brute_force(p);
+    const LpRelaxation lp = solve_lp_relaxation(p);
+    if (exact.cost >= kForbidden || !lp.has_duals()) continue;
+    const int64_t incumbent = exact.cost + 1 + maker.uniform(0, 3);
+    const EliminationSearch first =
+        close_by_elimination(p, lp, incumbent, std::chrono::steady_clock::now() - std::chrono::seconds(1));
+    REQUIRE_FALSE(first.proven());
+    CHECK(first.probes.empty());
+    ++resumed;
+    const EliminationSearch s = close_by_elimination(p, lp, incumbent, std::nullopt, &first);
+    REQUIRE(s.proven());
+    CHECK(s.cost == exact.cost);
+    CHECK(evaluate(p, s.plan) == exact.cost);
+  }
+  MESSAGE(resumed << " resumed");
+  CHECK(resumed >= 20);
 }
 
 TEST_CASE("eliminate_with_labels_GivesUpPastItsLabelLimit") {
