@@ -57,7 +57,8 @@ CegisOptions cegis_options(const Flags& flags) {
   options.dual_bound = !flags.no_dual;
   options.lp_bound = !flags.no_lp;
   options.elimination = !flags.no_elimination;
-  options.lp_branching = flags.branching;
+  if (flags.branching) options.lp_branching = BranchingMode::always;
+  if (flags.no_branching) options.lp_branching = BranchingMode::never;
   options.relax_usage = flags.relax;
   if (flags.time_limit > 0) {
     // The limit counts from the start of the process: loading and lowering
@@ -133,7 +134,10 @@ void add_flags(CLI::App& app, Flags& flags) {
   app.add_flag("--no-dual", flags.no_dual, "no lower-bound pass: no decoded first incumbent, no pruning at the gap");
   app.add_flag("--no-lp", flags.no_lp, "no LP relaxation: no LP bound, no LP-rounded plan, no reduced-cost fixing");
   app.add_flag("--no-elimination", flags.no_elimination, "no Pareto elimination after the LP (under --memory: the exact search by elimination that tracks the memory rows)");
-  app.add_flag("--branching", flags.branching, "branch and bound on the LP before the Pareto elimination (under a usage limit; experimental, off by default)");
+  auto* branching = app.add_flag("--branching", flags.branching,
+                                 "branch and bound on the LP right after the LP step, before the Pareto elimination (under a usage limit; "
+                                 "by default it runs only once a Z3 probe outgrows its resource budget)");
+  app.add_flag("--no-branching", flags.no_branching, "no branch and bound on the LP, not even by default")->excludes(branching);
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");
   app.add_option("--threads", flags.threads, "anytime searches run side by side, one thread each (0: one per core)")
       ->check(ir::non_negative_number());

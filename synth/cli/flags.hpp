@@ -51,6 +51,7 @@ struct Flags {
   bool no_lp = false;                    // --no-lp
   bool no_elimination = false;           // --no-elimination
   bool branching = false;                // --branching
+  bool no_branching = false;             // --no-branching
   bool relax = false;                    // --relax-usage
   int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
   int64_t seed = 1;                      // --seed: the anytime search's first seed

@@ -204,17 +204,23 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   long run = 0;           // rounds run by each search
   long improved_at = 0;   // `run` at the last improvement
   bool dual_on = !options.dual_after_stall;  // whether the dual runs in the next epoch
+  long dual_idle = 0;                        // epochs in a row that the dual ran without a cheaper plan
+  bool dual_left = false;                    // the dual left for good (dual_patience)
   while (!out_of_time(options)) {
-    run_epoch(searches, options.epoch_rounds, dual_on ? dual.get() : nullptr, options.dual_steps, found);
+    const bool dual_ran = dual && dual_on;
+    run_epoch(searches, options.epoch_rounds, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += options.epoch_rounds;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
     if (improved) improved_at = run;
     dual_on = dual_on || !improved;
+    dual_idle = improved ? 0 : dual_idle + (dual_on ? 1 : 0);
+    if (options.dual_patience > 0 && dual_idle >= options.dual_patience) dual_left = true;
+    if (dual_left) dual_on = false;
     for (auto& s : searches) {
       if (result.best_cost < kForbidden) s->beat(result.best_cost - folded.constant);
     }
     if (dual && improved) dual->add_plan(cheapest(found));
-    if (dual) offer_dual_plans(*dual, searches);
+    if (dual_ran) offer_dual_plans(*dual, searches);
     const int64_t bound_before = result.lower_bound;
     const bool over = gather(searches, dual.get(), folded, result);
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);

@@ -39,6 +39,7 @@ struct AnytimeOptions {
   int dual_max_kernel_nodes = 0;                                   // run the memory dual only on kernels of at most this many nodes (0 = any size)
   int dual_steps = 0;                                              // under a usage limit: steps of the memory dual (memory_dual.hpp) per epoch, on a thread of its own beside the searches (0 = none)
   bool dual_after_stall = false;                                   // the memory dual runs only from the first epoch in which the searches found no cheaper plan on
+  int dual_patience = 0;                                           // the memory dual leaves for good after this many epochs in a row without a cheaper plan (0 = it stays)
 };
 
 // One improving plan, as it is found.

@@ -18,6 +18,9 @@ using Clock = std::chrono::steady_clock;
 // largest kernel it runs on.
 constexpr int kDualStepsPerEpoch = 8;
 constexpr int kDualMaxKernelNodes = 4000;
+// Before the exact loop: epochs in a row without a cheaper plan after
+// which the memory dual leaves.
+constexpr int kDualPatienceEpochs = 32;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
@@ -135,6 +138,13 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   // searches then reach fewer rounds by the deadline (BENCHMARKS.md, issue
   // 33, fifth part).
   anytime.dual_after_stall = exact_after;
+  // There it also leaves once its epochs stop paying: on a small kernel
+  // its steps outlast the searches' rounds several times over, and the
+  // stall rule's rounds then take that much longer before the exact loop
+  // proves (B-t101: 1,600 rounds at 36 ms each; BENCHMARKS.md, issue 32,
+  // fifth part). Where its plans help they come soon after it joins
+  // (medium 4L 2x4 @40%: the 9,042,442 plan at round 25).
+  if (exact_after) anytime.dual_patience = kDualPatienceEpochs;
   // On larger kernels a dual step outlasts the searches' rounds and the
   // epochs wait for it (the contest's M, 5,404 kernel nodes: bound 41.1e9
   // in 60 s with the dual, 47.4e9 without; BENCHMARKS.md, issue 33).

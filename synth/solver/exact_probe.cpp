@@ -3,7 +3,8 @@
 // the probe, with a fresh solver each time. An unsat raises the proven
 // bound to the probe and doubles the step to the next one; a sat is a
 // better incumbent and halves the step. Probes near the bound prune nearly
-// everything, so each check is small.
+// everything, so each check is small. A probe that outgrows Z3's resource
+// budget hands over to the branching (exact_branching.cpp).
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -22,7 +23,8 @@ void ExactSearch::probe_pruned() {
   std::optional<Narrowed> at_best = narrowed_at_best(it);
   const Narrowed narrowed = at_best ? std::move(*at_best) : narrow_at(it.bound);
   result_.pruned = narrowed.empty ? ProblemSize{} : size_of(narrowed.problem);
-  Z3Check check(narrowed, options_.encoding, check_timeout());
+  const uint64_t rlimit = probe_rlimit();
+  Z3Check check(narrowed, options_.encoding, check_timeout(), rlimit);
   check.solver.add(check.encoding.below(*it.bound - narrowed.constant));
   const auto start = Clock::now();
   it.prepare_ms = prepared_by(start);
@@ -45,6 +47,10 @@ void ExactSearch::probe_pruned() {
       stop("unsat");
     }
     step_ *= 2;
+  } else if (rlimit > 0 && !out_of_time()) {
+    report(std::move(it));  // unknown: the probe spent its budget
+    branch();               // the LP branch and bound takes over (exact_branching.cpp)
+    return;
   } else {
     stop_on_unknown(check.solver.reason_unknown());
   }

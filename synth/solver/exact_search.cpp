@@ -37,6 +37,7 @@ void ExactSearch::run() {
     bound_and_decode();
     bound_by_lp();
     search_by_branching();
+    probe_for_branching();
     search_by_elimination();
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;

@@ -66,6 +66,10 @@ class ExactSearch {
   void bound_by_lp();
   void search_by_elimination();
   void search_by_branching();
+  void probe_for_branching();
+  bool may_branch() const;
+  uint64_t probe_rlimit() const;
+  void branch();
   void report_elimination(const EliminationSearch& found, Clock::time_point start);
   void optimize();
   // The descent schedule (exact_descent.cpp).
@@ -106,6 +110,7 @@ class ExactSearch {
   std::optional<int64_t> tried_best_;        // bisection: the last incumbent whose narrowing was tried for an immediate proof
   std::shared_ptr<const LpRelaxation> lp_;   // the LP relaxation of kernel_ (lp_tightening.hpp), null when none
   std::optional<int64_t> eliminated_below_;  // the elimination (or the branching) proved no plan cheaper than this (a cost of scored_): narrowing at or below it leaves nothing
+  bool branched_ = false;                    // the branching ran (it runs at most once)
   bool done_ = false;                        // the search has stopped (result_.stop_reason says why)
   Clock::time_point last_report_;            // when the last step was reported (or the search began)
 };

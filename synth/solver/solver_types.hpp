@@ -51,6 +51,13 @@ enum class EncodingKind {
 };
 
 // When the anytime search (anytime.hpp) runs before the exact loop.
+// When the exact loop runs the branch and bound on the LP (lp_branching.hpp).
+enum class BranchingMode {
+  automatic,  // when a bisection probe runs out of Z3's deterministic resource budget (CegisOptions::branch_after_rlimit)
+  always,     // right after the LP step, before the elimination (--branching)
+  never,      // not at all (--no-branching)
+};
+
 enum class AnytimeMode {
   automatic,  // with a usage limit, when the reductions and the lower-bound pass are on (not the --no-reduce / --no-dual baselines)
   always,     // on every problem
@@ -81,7 +88,8 @@ struct CegisOptions {
   bool reduce = true;             // solve the exactly reduced kernel (reduction.hpp) instead of the whole problem
   bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
   bool elimination = true;        // with lp_bound: the Pareto elimination closes the gap under a usage limit (elimination_search.hpp)
-  bool lp_branching = false;      // with lp_bound: branch and bound on the LP before the elimination (lp_branching.hpp; off by default: BENCHMARKS.md, issue 32)
+  BranchingMode lp_branching = BranchingMode::automatic;  // with lp_bound, under a usage limit: when to branch and bound on the LP (lp_branching.hpp; BENCHMARKS.md, issue 32)
+  uint64_t branch_after_rlimit = 10'000'000;  // automatic branching: Z3's resource units (its deterministic "rlimit") one bisection probe may spend before the branching takes over
   bool lp_bound = true;           // with dual_bound: the LP relaxation's bound, rounded plan and reduced-cost fixing (lp_tightening.hpp)
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
   ProbeMode probes = ProbeMode::assumptions;       // how bisection probes are withdrawn

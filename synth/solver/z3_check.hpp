@@ -2,6 +2,8 @@
 // The Z3 side of one narrowed problem (narrowing.hpp): a context, its
 // encoding, and a solver holding its constraints (and `false` when nothing
 // survived narrowing). SIGINT interrupts its checks (interrupt.hpp).
+#include <cstdint>
+
 #include <z3++.h>
 
 #include "synth/solver/interrupt.hpp"
@@ -17,8 +19,10 @@ struct Z3Check {
   Z3Encoding encoding;        // the narrowed problem's encoding
   z3::solver solver;          // holds the encoding's constraints
 
-  // `timeout_ms` = 0: no per-check timeout.
-  Z3Check(const Narrowed& narrowed, EncodingKind kind, unsigned timeout_ms);
+  // `timeout_ms` = 0: no per-check timeout; `rlimit` = 0: no resource
+  // budget (Z3's deterministic count of its work; the check answers
+  // unknown when it is spent).
+  Z3Check(const Narrowed& narrowed, EncodingKind kind, unsigned timeout_ms, uint64_t rlimit = 0);
 };
 
 }  // namespace shardsynth::synth

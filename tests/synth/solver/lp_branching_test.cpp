@@ -5,8 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <string>
+#include <vector>
 
 #include "synth/solver/brute_force.hpp"
+#include "synth/solver/cegis.hpp"
 #include "synth/solver/lp_branching.hpp"
 #include "synth/solver/test_problems.hpp"
 
@@ -29,7 +32,51 @@ void for_each_limited_problem(unsigned seed, Check check) {
   }
 }
 
+// The exact loop alone (no anytime search, no elimination) on `p` with
+// `mode` and Z3's resource budget per probe before the automatic branching.
+CegisResult exact_loop(const Problem& p, BranchingMode mode, uint64_t rlimit) {
+  CegisOptions options;
+  options.anytime = AnytimeMode::never;
+  options.elimination = false;
+  options.lp_branching = mode;
+  options.branch_after_rlimit = rlimit;
+  return run_cegis(p, options, nullptr);
+}
+
+int branch_steps(const CegisResult& r) {
+  int count = 0;
+  for (const Iteration& it : r.iterations) count += it.source == "branch" ? 1 : 0;
+  return count;
+}
+
 }  // namespace
+
+TEST_CASE("run_cegis_AutomaticBranchingRunsOnceAProbeSpendsItsZ3BudgetAndNeverBefore") {
+  int branched = 0;
+  for_each_limited_problem(3234u, [&](const Problem& p, int64_t optimum, ProblemMaker&) {
+    const CegisResult spent = exact_loop(p, BranchingMode::automatic, 1);  // every non-trivial probe spends it
+    const CegisResult ample = exact_loop(p, BranchingMode::automatic, 1'000'000'000);
+    const CegisResult off = exact_loop(p, BranchingMode::never, 1);
+    for (const CegisResult* r : {&spent, &ample, &off}) {
+      CHECK(r->proven_optimal);
+      CHECK(r->best_cost == optimum);
+      CHECK(r->iterations.back().status == CheckStatus::unsat);
+      CHECK(r->iterations.back().source == "z3");  // the proof ends in Z3's unsat
+    }
+    CHECK(branch_steps(ample) == 0);
+    CHECK(branch_steps(off) == 0);
+    if (branch_steps(spent) == 0) return;
+    ++branched;
+    // The branching starts right after the probe that spent the budget.
+    size_t first = 0;
+    while (spent.iterations[first].source != "branch") ++first;
+    REQUIRE(first > 0);
+    CHECK(spent.iterations[first - 1].source == "z3");
+    CHECK(spent.iterations[first - 1].status == CheckStatus::unknown);
+  });
+  MESSAGE(branched << " branched");
+  CHECK(branched >= 3);
+}
 
 TEST_CASE("branch_on_lp_ClosesAtTheOptimumOnRandomProblemsWithALimit") {
   int closed = 0, found = 0;
