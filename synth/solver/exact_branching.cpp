@@ -29,8 +29,9 @@ void ExactSearch::search_by_branching() {
   if (options_.lp_branching == BranchingMode::always && may_branch()) branch();
 }
 
-// Automatic branching: the bisection's first probe, with Z3's budget,
-// before the elimination (which may take three quarters of the time left).
+// Automatic branching: the bisection's first probe, with Z3's budget, once
+// the elimination has stopped without a proof (its cutoff schedule hands
+// on the time it cannot use); an unknown answer starts the branching.
 void ExactSearch::probe_for_branching() {
   if (options_.strategy == SearchStrategy::bisect && probe_rlimit() > 0) probe_pruned();
 }

@@ -37,8 +37,8 @@ void ExactSearch::run() {
     bound_and_decode();
     bound_by_lp();
     search_by_branching();
-    probe_for_branching();
     search_by_elimination();
+    probe_for_branching();
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
   while (!done_) {
