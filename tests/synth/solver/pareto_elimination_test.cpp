@@ -36,6 +36,23 @@ Problem in_bytes(Problem p, ProblemMaker& maker) {
   return p;
 }
 
+// Draws `draws` random limited problems (at the scale of bytes when
+// `bytes`) and calls `check(p, exact, lp, maker)` on each that has a plan
+// and whose LP has duals.
+template <class Check>
+void for_each_solvable(unsigned seed, bool bytes, int draws, Check check) {
+  std::mt19937 rng(seed);
+  ProblemMaker maker(rng);
+  for (int i = 0; i < draws; ++i) {
+    const Problem p = bytes ? in_bytes(limited_problem(maker), maker) : limited_problem(maker);
+    CAPTURE(i);
+    const BruteForceResult exact = brute_force(p);
+    const LpRelaxation lp = solve_lp_relaxation(p);
+    if (exact.cost >= kForbidden || !lp.has_duals()) continue;
+    check(p, exact, lp, maker);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("eliminate_with_labels_FindsTheOptimumWithEveryRowTracked") {
@@ -64,15 +81,9 @@ TEST_CASE("eliminate_with_labels_FindsTheOptimumWithEveryRowTracked") {
 }
 
 TEST_CASE("eliminate_with_labels_KeepsTheOptimumUnderTheLpsPruning") {
-  std::mt19937 rng(777u);
-  ProblemMaker maker(rng);
   int pruned_runs = 0;
-  for (int i = 0; i < 300; ++i) {
-    const Problem p = limited_problem(maker);
-    CAPTURE(i);
-    const BruteForceResult exact = brute_force(p);
-    const LpRelaxation lp = solve_lp_relaxation(p);
-    if (exact.cost >= kForbidden || !lp.has_duals()) continue;
+  for_each_solvable(777u, false, 300, [&](const Problem& p, const BruteForceResult& exact, const LpRelaxation& lp,
+                                          ProblemMaker& maker) {
     ++pruned_runs;
     EliminationOptions options;
     options.cutoff = exact.cost + maker.uniform(0, 3);
@@ -83,20 +94,14 @@ TEST_CASE("eliminate_with_labels_KeepsTheOptimumUnderTheLpsPruning") {
     } else {
       CHECK(e.outcome == "none");
     }
-  }
+  });
   CHECK(pruned_runs >= 80);
 }
 
 TEST_CASE("close_by_elimination_ProvesTheOptimumFromOneRowWithRoundedUsages") {
-  std::mt19937 rng(9001u);
-  ProblemMaker maker(rng);
   int proven = 0, refined = 0;
-  for (int i = 0; i < 300; ++i) {
-    const Problem p = in_bytes(limited_problem(maker), maker);
-    CAPTURE(i);
-    const BruteForceResult exact = brute_force(p);
-    const LpRelaxation lp = solve_lp_relaxation(p);
-    if (exact.cost >= kForbidden || !lp.has_duals()) continue;
+  for_each_solvable(9001u, true, 300, [&](const Problem& p, const BruteForceResult& exact, const LpRelaxation& lp,
+                                          ProblemMaker& maker) {
     const int64_t incumbent = exact.cost + maker.uniform(0, 3);
     const EliminationSearch s = close_by_elimination(p, lp, incumbent, std::nullopt);
     REQUIRE(s.proven());
@@ -115,7 +120,7 @@ TEST_CASE("close_by_elimination_ProvesTheOptimumFromOneRowWithRoundedUsages") {
     for (const EliminationProbe& probe : s.probes) {
       if (probe.outcome == "none") CHECK(probe.cutoff <= exact.cost);
     }
-  }
+  });
   MESSAGE(proven << " proven, " << refined << " needing more than one elimination");
   CHECK(proven >= 80);
   CHECK(refined >= 3);
@@ -124,15 +129,9 @@ TEST_CASE("close_by_elimination_ProvesTheOptimumFromOneRowWithRoundedUsages") {
 TEST_CASE("close_by_elimination_ResumesWhereAnEarlierSearchGaveUp") {
   // A search whose deadline has passed gives up at once; one resumed from
   // it proves the optimum.
-  std::mt19937 rng(4242u);
-  ProblemMaker maker(rng);
   int resumed = 0;
-  for (int i = 0; i < 300; ++i) {
-    const Problem p = in_bytes(limited_problem(maker), maker);
-    CAPTURE(i);
-    const BruteForceResult exact = brute_force(p);
-    const LpRelaxation lp = solve_lp_relaxation(p);
-    if (exact.cost >= kForbidden || !lp.has_duals()) continue;
+  for_each_solvable(4242u, true, 300, [&](const Problem& p, const BruteForceResult& exact, const LpRelaxation& lp,
+                                          ProblemMaker& maker) {
     const int64_t incumbent = exact.cost + 1 + maker.uniform(0, 3);
     const EliminationSearch first =
         close_by_elimination(p, lp, incumbent, std::chrono::steady_clock::now() - std::chrono::seconds(1));
@@ -143,7 +142,7 @@ TEST_CASE("close_by_elimination_ResumesWhereAnEarlierSearchGaveUp") {
     REQUIRE(s.proven());
     CHECK(s.cost == exact.cost);
     CHECK(evaluate(p, s.plan) == exact.cost);
-  }
+  });
   MESSAGE(resumed << " resumed");
   CHECK(resumed >= 20);
 }
