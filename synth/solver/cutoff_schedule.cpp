@@ -36,9 +36,9 @@ std::optional<double> CutoffSchedule::growth_rate() const {
 }
 
 std::optional<int64_t> CutoffSchedule::next(std::optional<double> ms_left) const {
+  if (ms_left && *ms_left <= 0) return std::nullopt;  // past the deadline: nothing new is started
   const int64_t gap = incumbent_ - base_;
   const std::optional<double> rate = growth_rate();
-  if (ms_left && *ms_left <= 0) return std::nullopt;  // past the deadline: nothing new is started
   if (gap <= 16) return incumbent_;
   if (!rate || done_.empty() || done_.back().labels <= 0) {
     return fraction_ >= 1 ? incumbent_ : base_ + static_cast<int64_t>(static_cast<double>(gap) * fraction_);

@@ -123,10 +123,6 @@ class Prober {
   std::shared_ptr<const LpRelaxation> tracked_;  // the LP over them
 };
 
-}  // namespace
-
-namespace {
-
 // Milliseconds to `deadline` (unset: none).
 std::optional<double> ms_left(std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (!deadline) return std::nullopt;

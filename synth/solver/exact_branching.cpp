@@ -2,14 +2,14 @@
 // under a usage limit, when the LP leaves a gap, branch and bound on the LP
 // relaxation of the kernel. By default (BranchingMode::automatic) it runs
 // once, when a bisection probe spends Z3's resource budget for one probe
-// without an answer; the first probe comes before the Pareto elimination
-// for that. Where the LP's reduced costs narrow the kernel well, Z3's checks
+// without an answer; the first probe comes once the Pareto elimination has
+// stopped without a proof. Where the LP's reduced costs narrow the kernel well, Z3's checks
 // stay small (the contest's tightened B and G), the bisection proves and the
 // branching never runs; where the bound that the anytime search proved lies
 // far above the LP's, narrowing leaves Z3 much even at the first probe (the
 // tight generated 816-node problems), and the branching takes over with
-// half the time left; the elimination and the bisection, without a budget,
-// resume when it gives up. Z3's resource count is deterministic, so the
+// half the time left; the bisection, without a budget, resumes when it
+// gives up. Z3's resource count is deterministic, so the
 // rule does not depend on the machine's speed (BENCHMARKS.md, issue 32,
 // fifth part). With --branching it runs before the
 // Pareto elimination instead, which gets what is left. Each cheaper plan it
@@ -27,13 +27,6 @@ namespace shardsynth::synth {
 
 void ExactSearch::search_by_branching() {
   if (options_.lp_branching == BranchingMode::always && may_branch()) branch();
-}
-
-// Automatic branching: the bisection's first probe, with Z3's budget, once
-// the elimination has stopped without a proof (its cutoff schedule hands
-// on the time it cannot use); an unknown answer starts the branching.
-void ExactSearch::probe_for_branching() {
-  if (options_.strategy == SearchStrategy::bisect && probe_rlimit() > 0) probe_pruned();
 }
 
 // Whether the branching can narrow the gap now: an LP, a usage limit, an

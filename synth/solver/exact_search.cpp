@@ -37,8 +37,7 @@ void ExactSearch::run() {
     bound_and_decode();
     bound_by_lp();
     search_by_branching();
-    search_by_elimination();
-    probe_for_branching();
+    search_by_elimination();  // then the loop's first probe, with Z3's budget, may start the branching (exact_branching.cpp)
   }
   const bool probing = options_.strategy == SearchStrategy::bisect && options_.dual_bound;
   while (!done_) {

@@ -66,7 +66,6 @@ class ExactSearch {
   void bound_by_lp();
   void search_by_elimination();
   void search_by_branching();
-  void probe_for_branching();
   bool may_branch() const;
   uint64_t probe_rlimit() const;
   void branch();
