@@ -112,6 +112,35 @@ const Assignment& cheapest(const std::vector<std::vector<KernelPlan>>& found) {
   return best->kernel;
 }
 
+// The best kernel plan found by the searches so far, which lagging searches
+// adopt, and how many epochs in a row each search's own best has been dearer.
+struct Elite {
+  Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
+  int64_t cost = kForbidden;     // its kernel cost
+  std::vector<long> behind;      // per search: epochs in a row its own best was dearer than `cost`
+};
+
+// Keeps the epoch's cheapest plan when it beats the elite, then hands the
+// elite to each search that has lagged behind it for `adopt_after` epochs.
+void share_elite(const std::vector<std::vector<KernelPlan>>& found, long adopt_after,
+                 std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite) {
+  for (const auto& plans : found) {
+    for (const auto& plan : plans) {
+      if (plan.cost < elite.cost) {
+        elite.cost = plan.cost;
+        elite.kernel = plan.kernel;
+      }
+    }
+  }
+  elite.behind.resize(searches.size(), 0);
+  for (std::size_t k = 0; k < searches.size(); ++k) {
+    elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
+    if (elite.behind[k] < adopt_after) continue;
+    searches[k]->adopt(elite.kernel);
+    elite.behind[k] = 0;
+  }
+}
+
 // Reports the epoch's plans that beat the best, in a fixed order (by round,
 // then by search), each unfolded and scored on the original problem.
 // Returns whether any did.
@@ -206,11 +235,18 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   bool dual_on = !options.dual_after_stall;  // whether the dual runs in the next epoch
   long dual_idle = 0;                        // epochs in a row that the dual ran without a cheaper plan
   bool dual_left = false;                    // the dual left for good (dual_patience)
+  Elite elite;            // the plan that lagging searches adopt (adopt_after)
   while (!out_of_time(options)) {
+    if (options.max_rounds > 0 && run >= options.max_rounds) {
+      result.stop_reason = "rounds";
+      return result;
+    }
     const bool dual_ran = dual && dual_on;
-    run_epoch(searches, options.epoch_rounds, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
-    run += options.epoch_rounds;
+    const long epoch = options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+    run_epoch(searches, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
+    run += epoch;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
+    if (options.adopt_after > 0 && searches.size() > 1) share_elite(found, options.adopt_after, searches, elite);
     if (improved) improved_at = run;
     dual_on = dual_on || !improved;
     dual_idle = improved ? 0 : dual_idle + (dual_on ? 1 : 0);
@@ -225,7 +261,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     const bool over = gather(searches, dual.get(), folded, result);
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
-    stalled = improved ? 0 : stalled + options.epoch_rounds;
+    stalled = improved ? 0 : stalled + epoch;
     if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
       result.stop_reason = "stalled";
       return result;
