@@ -16,7 +16,7 @@
 // searches and the seconds. This measures the exchange between searches.
 //
 //   anytime_rounds FILE.json.gz ROUNDS [--seed N] [--bnb-attempts N] [--region-attempts N]
-//                  [--threads N [--epoch-rounds N] [--adopt-after N]]
+//                  [--threads N [--epoch-rounds N] [--adopt-after N] [--relink-every N]]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--adopt-after", anytime.adopt_after,
                  "with --threads: epochs behind after which a search adopts the best plan (0 = never)");
+  app.add_option("--relink-every", anytime.relink_every,
+                 "with --threads: epochs between relinks of a lagging search's incumbent with the best plan (0 = never)");
   CLI11_PARSE(app, argc, argv);
   if (anytime.threads == 0) {
     run_one_search(file, rounds, options);

@@ -11,6 +11,7 @@
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/lagrangian_search.hpp"
 #include "synth/solver/memory_dual.hpp"
+#include "synth/solver/path_relink.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -118,11 +119,12 @@ struct Elite {
   Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
   int64_t cost = kForbidden;     // its kernel cost
   std::vector<long> behind;      // per search: epochs in a row its own best was dearer than `cost`
+  long epochs = 0;               // epochs shared so far
 };
 
 // Keeps the epoch's cheapest plan when it beats the elite, then hands the
 // elite to each search that has lagged behind it for `adopt_after` epochs.
-void share_elite(const std::vector<std::vector<KernelPlan>>& found, long adopt_after,
+void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after, long relink_every,
                  std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite) {
   for (const auto& plans : found) {
     for (const auto& plan : plans) {
@@ -133,9 +135,14 @@ void share_elite(const std::vector<std::vector<KernelPlan>>& found, long adopt_a
     }
   }
   elite.behind.resize(searches.size(), 0);
+  ++elite.epochs;
   for (std::size_t k = 0; k < searches.size(); ++k) {
+    if (searches[k]->own_best() > elite.cost && relink_every > 0 && elite.epochs % relink_every == 0) {
+      const Assignment mixed = relink(folded, searches[k]->incumbent(), elite.kernel);
+      if (!mixed.empty()) searches[k]->propose(mixed);
+    }
     elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
-    if (elite.behind[k] < adopt_after) continue;
+    if (adopt_after <= 0 || elite.behind[k] < adopt_after) continue;
     searches[k]->adopt(elite.kernel);
     elite.behind[k] = 0;
   }
@@ -246,7 +253,9 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     run_epoch(searches, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += epoch;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
-    if (options.adopt_after > 0 && searches.size() > 1) share_elite(found, options.adopt_after, searches, elite);
+    if ((options.adopt_after > 0 || options.relink_every > 0) && searches.size() > 1) {
+      share_elite(folded, found, options.adopt_after, options.relink_every, searches, elite);
+    }
     if (improved) improved_at = run;
     dual_on = dual_on || !improved;
     dual_idle = improved ? 0 : dual_idle + (dual_on ? 1 : 0);

@@ -58,6 +58,7 @@ class LagrangianSearch::Impl {
     const int64_t c = cost_without_usage(folded_.kernel, kernel);
     if (c >= own_best_) return false;
     own_best_ = c;
+    best_cost_ = std::min(best_cost_, c);
     incumbent_.set(kernel);
     have_incumbent_ = true;
     return true;
@@ -68,6 +69,7 @@ class LagrangianSearch::Impl {
   long last_improvement() const { return last_improvement_; }
   bool proven() const { return proven_; }
   int64_t own_best() const { return own_best_; }
+  Assignment incumbent() const { return have_incumbent_ ? incumbent_.assignment() : Assignment{}; }
 
  private:
   bool out_of_time() const { return (options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested(); }
@@ -293,6 +295,7 @@ int64_t LagrangianSearch::lower_bound() const { return impl_->lower_bound(); }
 long LagrangianSearch::last_improvement() const { return impl_->last_improvement(); }
 bool LagrangianSearch::proven() const { return impl_->proven(); }
 int64_t LagrangianSearch::own_best() const { return impl_->own_best(); }
+Assignment LagrangianSearch::incumbent() const { return impl_->incumbent(); }
 
 
 }  // namespace shardsynth::synth

@@ -53,8 +53,9 @@ class LagrangianSearch {
   void propose(const Assignment& kernel);
   // Takes a feasible kernel plan found elsewhere (another search's best) as
   // the incumbent that the neighbourhoods improve, when it is cheaper than
-  // this search's own best; the proposal, multipliers and random stream
-  // stay as they were. Returns whether it took it.
+  // this search's own best (it is then the cost to beat, too); the
+  // proposal, multipliers and random stream stay as they were. Returns
+  // whether it took it.
   bool adopt(const Assignment& kernel);
 
   long rounds() const;               // rounds run so far
@@ -63,6 +64,7 @@ class LagrangianSearch {
   long last_improvement() const;     // the round of the last improving plan (0 = none)
   bool proven() const;               // Z3 proved its best plan optimal (a region held the whole kernel)
   int64_t own_best() const;          // the kernel cost of its incumbent (kForbidden = none yet)
+  Assignment incumbent() const;      // its best feasible kernel plan (empty = none yet)
 
  private:
   class Impl;

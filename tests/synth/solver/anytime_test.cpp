@@ -520,3 +520,69 @@ TEST_CASE("anytime_search_StallsOnlyAfterRatioTimesTheRoundsToItsLastImprovement
 }
 
 }  // namespace shardsynth::synth
+
+#include "synth/solver/lagrangian_search.hpp"
+
+namespace shardsynth::synth {
+
+TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShare") {
+  // Two searches that adopt and relink the best plan: each stops after
+  // max_rounds rounds (a last epoch cut short), and a second run repeats
+  // the first step for step.
+  std::mt19937 rng(47u);
+  int cut = 0;
+  for (int i = 0; i < 20; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.threads = 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 0;
+    options.region_attempts = 0;  // no proof ends it early
+    options.epoch_rounds = 3;
+    options.max_rounds = 7;
+    options.adopt_after = 1;
+    options.relink_every = 2;
+    std::vector<std::pair<int64_t, long>> first, second;
+    const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) { first.push_back({s.cost, s.round}); });
+    const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back({s.cost, s.round}); });
+    CHECK(first == second);
+    CHECK(a.best == b.best);
+    CHECK(a.lower_bound == b.lower_bound);
+    if (a.stop_reason != "rounds") continue;
+    ++cut;
+    CHECK(a.rounds == 2 * 7);
+    for (const auto& [cost, round] : first) CHECK(round <= 7);
+  }
+  CHECK(cut >= 5);
+}
+
+TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
+  std::mt19937 rng(53u);
+  int adopted = 0;
+  for (int i = 0; i < 300; ++i) {
+    const FoldedProblem folded = fold_problem(binding_problem(rng, 80));
+    if (folded.infeasible || folded.kernel.nodes.empty() || !folded.usage_limit) continue;
+    CAPTURE(i);
+    LagrangianSearch ahead(folded, {.seed = 1, .region_attempts = 0});
+    LagrangianSearch behind(folded, {.seed = 2, .region_attempts = 0, .bnb_attempts = 0});
+    ahead.run(20);
+    behind.run(1);
+    if (ahead.incumbent().empty() || behind.incumbent().empty()) continue;
+    const Assignment best = ahead.incumbent();
+    CHECK(cost_without_usage(folded.kernel, best) == ahead.own_best());
+    CHECK_FALSE(ahead.adopt(behind.incumbent()));  // never dearer, nor as dear
+    if (ahead.own_best() >= behind.own_best()) continue;
+    CHECK(behind.adopt(best));
+    ++adopted;
+    CHECK(behind.own_best() == ahead.own_best());
+    CHECK(behind.incumbent() == best);
+    // Its plans from now on beat the adopted one.
+    for (const auto& plan : behind.run(5)) CHECK(plan.cost < ahead.own_best());
+  }
+  // Small kernels: a single round mostly finds the same plan as twenty.
+  MESSAGE(adopted << " adopted");
+  CHECK(adopted >= 1);
+}
+
+}  // namespace shardsynth::synth
