@@ -56,7 +56,8 @@ bool settled_by_folding(const Problem& problem, const FoldedProblem& folded, con
 
 std::vector<std::unique_ptr<LagrangianSearch>> make_searches(const FoldedProblem& folded, const AnytimeOptions& options) {
   std::vector<std::unique_ptr<LagrangianSearch>> searches;
-  for (int k = 0; k < std::max(1, options.threads); ++k) {
+  const int count = options.searches > 0 ? options.searches : std::max(1, options.threads);
+  for (int k = 0; k < count; ++k) {
     LagrangianOptions o;
     o.seed = options.seed + static_cast<uint64_t>(k);
     o.deadline = options.deadline;
@@ -77,18 +78,41 @@ std::unique_ptr<MemoryDual> make_dual(const FoldedProblem& folded, const Anytime
 
 // One epoch: every search runs its rounds, and the dual its steps; threads
 // only when there are several.
-void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, long rounds, MemoryDual* dual, int dual_steps,
-               std::vector<std::vector<KernelPlan>>& found) {
+// With more searches than threads, thread t runs searches t, t + threads,
+// ... one after the other.
+void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, int threads, long rounds, MemoryDual* dual,
+               int dual_steps, std::vector<std::vector<KernelPlan>>& found) {
   const int count = static_cast<int>(searches.size());
-  if (count == 1 && !dual) {
-    found[0] = searches[0]->run(rounds);
+  const int workers = std::clamp(threads, 1, count);
+  if (workers == 1 && !dual) {
+    for (int k = 0; k < count; ++k) found[k] = searches[k]->run(rounds);
     return;
   }
-  std::vector<std::thread> threads;
+  std::vector<std::thread> pool;
   static const std::atomic<bool> never{false};
-  if (dual) threads.emplace_back([&] { dual->run(never, dual_steps); });
-  for (int k = 0; k < count; ++k) threads.emplace_back([&, k] { found[k] = searches[k]->run(rounds); });
-  for (auto& t : threads) t.join();
+  if (dual) pool.emplace_back([&] { dual->run(never, dual_steps); });
+  for (int w = 0; w < workers; ++w) {
+    pool.emplace_back([&, w] {
+      for (int k = w; k < count; k += workers) found[k] = searches[k]->run(rounds);
+    });
+  }
+  for (auto& t : pool) t.join();
+}
+
+// After `keep_after` epochs, keeps only the `keep` searches with the
+// cheapest own best (the first of equals by index), so that many short
+// paths are tried first and the most promising run on. Returns the rounds
+// that the searches left behind had run.
+long keep_leaders(int keep, std::vector<std::unique_ptr<LagrangianSearch>>& searches,
+                  std::vector<std::vector<KernelPlan>>& found) {
+  if (keep <= 0 || static_cast<int>(searches.size()) <= keep) return 0;
+  std::stable_sort(searches.begin(), searches.end(),
+                   [](const auto& a, const auto& b) { return a->own_best() < b->own_best(); });
+  long rounds = 0;
+  for (std::size_t k = keep; k < searches.size(); ++k) rounds += searches[k]->rounds();
+  searches.resize(keep);
+  found.resize(keep);
+  return rounds;
 }
 
 // Hands the dual's assignments to the searches to repair, polish and offer
@@ -243,6 +267,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   long dual_idle = 0;                        // epochs in a row that the dual ran without a cheaper plan
   bool dual_left = false;                    // the dual left for good (dual_patience)
   Elite elite;            // the plan that lagging searches adopt (adopt_after)
+  long retired = 0;       // rounds run by searches that keep_after left behind
   while (!out_of_time(options)) {
     if (options.max_rounds > 0 && run >= options.max_rounds) {
       result.stop_reason = "rounds";
@@ -250,7 +275,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     }
     const bool dual_ran = dual && dual_on;
     const long epoch = options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
-    run_epoch(searches, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
+    run_epoch(searches, options.threads, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += epoch;
     const bool improved = report_found(problem, folded, found, begin, on_step, result);
     if ((options.adopt_after > 0 || options.relink_every > 0) && searches.size() > 1) {
@@ -268,8 +293,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     if (dual_ran) offer_dual_plans(*dual, searches);
     const int64_t bound_before = result.lower_bound;
     const bool over = gather(searches, dual.get(), folded, result);
+    result.rounds += retired;
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
+    if (options.keep_after > 0 && run >= options.keep_after) retired += keep_leaders(options.threads, searches, found);
     stalled = improved ? 0 : stalled + epoch;
     if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
       result.stop_reason = "stalled";

@@ -41,6 +41,8 @@ struct AnytimeOptions {
   bool dual_after_stall = false;                                   // the memory dual runs only from the first epoch in which the searches found no cheaper plan on
   int dual_patience = 0;                                           // the memory dual leaves for good after this many epochs in a row without a cheaper plan (0 = it stays)
   long max_rounds = 0;                                             // each search stops after this many rounds (0 = no such limit): stop_reason "rounds"
+  int searches = 0;                                                // searches (seeds seed, seed + 1, ...), run on `threads` threads (0 = one per thread)
+  long keep_after = 0;                                             // with more searches than threads: after this many rounds of each, only the `threads` searches with the cheapest own plans go on (0 = all go on)
   long relink_every = 0;                                           // every this many epochs, each search that lags the best plan is offered the cheapest mix of its incumbent and the best plan (path_relink.hpp), repaired and polished (0 = never)
   long adopt_after = 0;                                            // a search whose own best has been dearer than the best plan for this many epochs in a row takes the best plan as its incumbent (0 = never)
 };
