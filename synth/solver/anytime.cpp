@@ -54,16 +54,18 @@ bool settled_by_folding(const Problem& problem, const FoldedProblem& folded, con
   return true;
 }
 
+std::unique_ptr<LagrangianSearch> make_search(const FoldedProblem& folded, const AnytimeOptions& options, uint64_t seed) {
+  LagrangianOptions o;
+  o.seed = seed;
+  o.deadline = options.deadline;
+  o.region_attempts = options.region_attempts;
+  return std::make_unique<LagrangianSearch>(folded, o);
+}
+
 std::vector<std::unique_ptr<LagrangianSearch>> make_searches(const FoldedProblem& folded, const AnytimeOptions& options) {
   std::vector<std::unique_ptr<LagrangianSearch>> searches;
   const int count = options.searches > 0 ? options.searches : std::max(1, options.threads);
-  for (int k = 0; k < count; ++k) {
-    LagrangianOptions o;
-    o.seed = options.seed + static_cast<uint64_t>(k);
-    o.deadline = options.deadline;
-    o.region_attempts = options.region_attempts;
-    searches.push_back(std::make_unique<LagrangianSearch>(folded, o));
-  }
+  for (int k = 0; k < count; ++k) searches.push_back(make_search(folded, options, options.seed + static_cast<uint64_t>(k)));
   return searches;
 }
 
@@ -104,13 +106,25 @@ void run_epoch(std::vector<std::unique_ptr<LagrangianSearch>>& searches, int thr
 // paths are tried first and the most promising run on. Returns the rounds
 // that the searches left behind had run.
 long keep_leaders(int keep, std::vector<std::unique_ptr<LagrangianSearch>>& searches,
-                  std::vector<std::vector<KernelPlan>>& found) {
+                  std::vector<std::vector<KernelPlan>>& found, std::vector<long>& born) {
   if (keep <= 0 || static_cast<int>(searches.size()) <= keep) return 0;
-  std::stable_sort(searches.begin(), searches.end(),
-                   [](const auto& a, const auto& b) { return a->own_best() < b->own_best(); });
+  std::vector<std::size_t> order(searches.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return searches[a]->own_best() < searches[b]->own_best(); });
   long rounds = 0;
-  for (std::size_t k = keep; k < searches.size(); ++k) rounds += searches[k]->rounds();
-  searches.resize(keep);
+  std::vector<std::unique_ptr<LagrangianSearch>> kept;
+  std::vector<long> kept_born;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (static_cast<int>(i) < keep) {
+      kept.push_back(std::move(searches[order[i]]));
+      kept_born.push_back(born[order[i]]);
+    } else {
+      rounds += searches[order[i]]->rounds();
+    }
+  }
+  searches = std::move(kept);
+  born = std::move(kept_born);
   found.resize(keep);
   return rounds;
 }
@@ -146,6 +160,24 @@ struct Elite {
   long epochs = 0;               // epochs shared so far
 };
 
+// Replaces each search that has lagged the best plan for `restart_after`
+// epochs in a row by a fresh one with the next unused seed: on the
+// contest's M a search's basin is settled in its first rounds, so a
+// lagging search is worth more as a new start. `born` (per search: the
+// epoch round it started at) and `retired` (rounds of searches left
+// behind) keep the rounds counted.
+void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options, long run,
+                      std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite, uint64_t& next_seed,
+                      std::vector<long>& born, long& retired) {
+  for (std::size_t k = 0; k < searches.size(); ++k) {
+    if (elite.behind[k] < options.restart_after) continue;
+    retired += searches[k]->rounds();
+    searches[k] = make_search(folded, options, next_seed++);
+    born[k] = run;
+    elite.behind[k] = 0;
+  }
+}
+
 // Keeps the epoch's cheapest plan when it beats the elite, then hands the
 // elite to each search that has lagged behind it for `adopt_after` epochs.
 void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after, long relink_every,
@@ -176,15 +208,16 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
 // then by search), each unfolded and scored on the original problem.
 // Returns whether any did.
 bool report_found(const Problem& problem, const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found,
-                  Clock::time_point begin, const AnytimeCallback& on_step, AnytimeResult& result) {
+                  const std::vector<long>& born, Clock::time_point begin, const AnytimeCallback& on_step,
+                  AnytimeResult& result) {
   struct Found {
-    long round;               // the round that found it
+    long round;               // the round that found it (of the epochs: the search's own plus the rounds before it started)
     int search;               // the search that found it
     const KernelPlan* plan;   // the plan
   };
   std::vector<Found> all;
   for (int k = 0; k < static_cast<int>(found.size()); ++k) {
-    for (const auto& plan : found[k]) all.push_back({plan.round, k, &plan});
+    for (const auto& plan : found[k]) all.push_back({born[k] + plan.round, k, &plan});
   }
   std::sort(all.begin(), all.end(),
             [](const Found& a, const Found& b) { return a.round != b.round ? a.round < b.round : a.search < b.search; });
@@ -201,7 +234,7 @@ bool report_found(const Problem& problem, const FoldedProblem& folded, const std
     }
     step.found_ms = ms_since(begin);
     step.search = f.search;
-    step.round = f.round;
+    step.round = f.round;  // rounds of the epochs, counted from the first
     step.by_region = f.plan->by_region;
     result.best = step.assignment;
     result.best_cost = step.cost;
@@ -267,7 +300,9 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   long dual_idle = 0;                        // epochs in a row that the dual ran without a cheaper plan
   bool dual_left = false;                    // the dual left for good (dual_patience)
   Elite elite;            // the plan that lagging searches adopt (adopt_after)
-  long retired = 0;       // rounds run by searches that keep_after left behind
+  long retired = 0;       // rounds run by searches left behind (keep_after, restart_after)
+  std::vector<long> born(searches.size(), 0);  // per search: the epoch round it started at
+  uint64_t next_seed = options.seed + searches.size();  // the seed of the next fresh search (restart_after)
   while (!out_of_time(options)) {
     if (options.max_rounds > 0 && run >= options.max_rounds) {
       result.stop_reason = "rounds";
@@ -277,9 +312,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     const long epoch = options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
     run_epoch(searches, options.threads, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += epoch;
-    const bool improved = report_found(problem, folded, found, begin, on_step, result);
-    if ((options.adopt_after > 0 || options.relink_every > 0) && searches.size() > 1) {
+    const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
+    if ((options.adopt_after > 0 || options.relink_every > 0 || options.restart_after > 0) && searches.size() > 1) {
       share_elite(folded, found, options.adopt_after, options.relink_every, searches, elite);
+      if (options.restart_after > 0) restart_laggards(folded, options, run, searches, elite, next_seed, born, retired);
     }
     if (improved) improved_at = run;
     dual_on = dual_on || !improved;
@@ -296,7 +332,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.rounds += retired;
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
-    if (options.keep_after > 0 && run >= options.keep_after) retired += keep_leaders(options.threads, searches, found);
+    if (options.keep_after > 0 && run >= options.keep_after) retired += keep_leaders(options.threads, searches, found, born);
     stalled = improved ? 0 : stalled + epoch;
     if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
       result.stop_reason = "stalled";

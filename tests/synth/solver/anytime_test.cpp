@@ -527,12 +527,13 @@ namespace shardsynth::synth {
 
 TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOrRace") {
   // Two searches that adopt and relink the best plan (or three on two
-  // threads, the two leaders kept after the first epoch): each stops after
+  // threads, the two leaders kept after the first epoch; or a search that
+  // lags starts afresh): each stops after
   // max_rounds rounds (a last epoch cut short), and a second run repeats
   // the first step for step.
   std::mt19937 rng(47u);
   int cut = 0;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 30; ++i) {
     const Problem p = binding_problem(rng, 12);
     CAPTURE(i);
     AnytimeOptions options;
@@ -544,10 +545,11 @@ TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOr
     options.max_rounds = 7;
     options.adopt_after = 1;
     options.relink_every = 2;
-    if (i % 2 == 1) {  // more searches than threads, the leaders kept after a first epoch
+    if (i % 3 == 1) {  // more searches than threads, the leaders kept after a first epoch
       options.searches = 3;
       options.keep_after = 3;
     }
+    if (i % 3 == 2) options.restart_after = 1;  // a search behind after an epoch starts afresh
     std::vector<std::pair<int64_t, long>> first, second;
     const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) { first.push_back({s.cost, s.round}); });
     const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back({s.cost, s.round}); });
@@ -556,7 +558,7 @@ TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOr
     CHECK(a.lower_bound == b.lower_bound);
     if (a.stop_reason != "rounds") continue;
     ++cut;
-    CHECK(a.rounds == (i % 2 == 1 ? 3 * 3 + 2 * 4 : 2 * 7));
+    CHECK(a.rounds == (i % 3 == 1 ? 3 * 3 + 2 * 4 : 2 * 7));
     for (const auto& [cost, round] : first) CHECK(round <= 7);
   }
   CHECK(cut >= 5);
