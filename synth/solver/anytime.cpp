@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "synth/solver/folding.hpp"
 #include "synth/solver/interrupt.hpp"
@@ -169,13 +172,22 @@ struct Elite {
 void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options, long run,
                       std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite, uint64_t& next_seed,
                       std::vector<long>& born, long& retired) {
+  bool restarted = false;
   for (std::size_t k = 0; k < searches.size(); ++k) {
     if (elite.behind[k] < options.restart_after) continue;
     retired += searches[k]->rounds();
+    searches[k].reset();
     searches[k] = make_search(folded, options, next_seed++);
     born[k] = run;
     elite.behind[k] = 0;
+    restarted = true;
   }
+#if defined(__GLIBC__)
+  // The old searches' memory sits free in the arenas of the epochs'
+  // threads; hand it back, or the peak grows with every restart (S at
+  // 60 s: 2.08 GB against 0.59 GB without restarts).
+  if (restarted) malloc_trim(0);
+#endif
 }
 
 // Keeps the epoch's cheapest plan when it beats the elite, then hands the
