@@ -57,6 +57,7 @@ bool settled_by_folding(const Problem& problem, const FoldedProblem& folded, con
   return true;
 }
 
+// One search with the given seed.
 std::unique_ptr<LagrangianSearch> make_search(const FoldedProblem& folded, const AnytimeOptions& options, uint64_t seed) {
   LagrangianOptions o;
   o.seed = seed;
@@ -155,7 +156,8 @@ const Assignment& cheapest(const std::vector<std::vector<KernelPlan>>& found) {
 }
 
 // The best kernel plan found by the searches so far, which lagging searches
-// adopt, and how many epochs in a row each search's own best has been dearer.
+// adopt or relink with, and how many epochs in a row each search's own best
+// has been dearer (restart_after counts them too).
 struct Elite {
   Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
   int64_t cost = kForbidden;     // its kernel cost
@@ -192,8 +194,8 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
 
 // Keeps the epoch's cheapest plan when it beats the elite, then hands the
 // elite to each search that has lagged behind it for `adopt_after` epochs.
-void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after, long relink_every,
-                 std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite) {
+void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after,
+                 long relink_every, std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite) {
   for (const auto& plans : found) {
     for (const auto& plan : plans) {
       if (plan.cost < elite.cost) {
@@ -321,7 +323,8 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
       return result;
     }
     const bool dual_ran = dual && dual_on;
-    const long epoch = options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+    const long epoch =
+        options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
     run_epoch(searches, options.threads, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += epoch;
     const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
@@ -344,7 +347,9 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.rounds += retired;
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
-    if (options.keep_after > 0 && run >= options.keep_after) retired += keep_leaders(options.threads, searches, found, born);
+    if (options.keep_after > 0 && run >= options.keep_after) {
+      retired += keep_leaders(options.threads, searches, found, born);
+    }
     stalled = improved ? 0 : stalled + epoch;
     if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
       result.stop_reason = "stalled";
