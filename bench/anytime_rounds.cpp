@@ -75,9 +75,9 @@ void run_anytime(const std::string& file, long rounds, AnytimeOptions options) {
   for (long r = step; r <= rounds; r += step) {
     std::printf("rounds %ld cost %lld\n", r, static_cast<long long>(best_by(steps, r)));
   }
-  std::printf("threads %d seed %llu best %lld bound %lld rounds %ld stop %s seconds %.1f\n", options.threads,
-              static_cast<unsigned long long>(options.seed), static_cast<long long>(result.best_cost),
-              static_cast<long long>(result.lower_bound), result.rounds, result.stop_reason.c_str(),
+  std::printf("threads %d seed %llu best %lld bound %lld rounds %ld restarts %ld stop %s seconds %.1f\n",
+              options.threads, static_cast<unsigned long long>(options.seed), static_cast<long long>(result.best_cost),
+              static_cast<long long>(result.lower_bound), result.rounds, result.restarts, result.stop_reason.c_str(),
               seconds_since(begin));
 }
 

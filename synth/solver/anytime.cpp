@@ -173,7 +173,7 @@ struct Elite {
 // behind) keep the rounds counted.
 void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options, long run,
                       std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite, uint64_t& next_seed,
-                      std::vector<long>& born, long& retired) {
+                      std::vector<long>& born, long& retired, AnytimeResult& result) {
   bool restarted = false;
   for (std::size_t k = 0; k < searches.size(); ++k) {
     if (elite.behind[k] < options.restart_after) continue;
@@ -182,6 +182,7 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
     searches[k] = make_search(folded, options, next_seed++);
     born[k] = run;
     elite.behind[k] = 0;
+    ++result.restarts;
     restarted = true;
   }
 #if defined(__GLIBC__)
@@ -330,7 +331,9 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
     if ((options.adopt_after > 0 || options.relink_every > 0 || options.restart_after > 0) && searches.size() > 1) {
       share_elite(folded, found, options.adopt_after, options.relink_every, searches, elite);
-      if (options.restart_after > 0) restart_laggards(folded, options, run, searches, elite, next_seed, born, retired);
+      if (options.restart_after > 0) {
+        restart_laggards(folded, options, run, searches, elite, next_seed, born, retired, result);
+      }
     }
     if (improved) improved_at = run;
     dual_on = dual_on || !improved;

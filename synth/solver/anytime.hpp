@@ -68,6 +68,7 @@ struct AnytimeResult {
   int kernel_nodes = 0;            // after folding
   int kernel_edges = 0;            // after folding
   long rounds = 0;                 // rounds run, over all searches
+  long restarts = 0;               // searches started afresh (AnytimeOptions::restart_after)
   double fold_ms = 0;              // milliseconds spent folding
 };
 
