@@ -604,8 +604,12 @@ TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
 TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
   std::mt19937 rng(53u);
   int adopted = 0;
-  for (int i = 0; i < 300; ++i) {
-    const FoldedProblem folded = fold_problem(binding_problem(rng, 80));
+  for (int i = 0; i < 40; ++i) {
+    Problem p = binding_problem(rng, 150);
+    // Dear instead of forbidden: at this size most would be infeasible.
+    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
+    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const FoldedProblem folded = fold_problem(p);
     if (folded.infeasible || folded.kernel.nodes.empty() || !folded.usage_limit) continue;
     CAPTURE(i);
     LagrangianSearch ahead(folded, {.seed = 1, .region_attempts = 0});
@@ -624,9 +628,8 @@ TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
     // Its plans from now on beat the adopted one.
     for (const auto& plan : behind.run(5)) CHECK(plan.cost < ahead.own_best());
   }
-  // Small kernels: a single round mostly finds the same plan as twenty.
   MESSAGE(adopted << " adopted");
-  CHECK(adopted >= 1);
+  CHECK(adopted >= 5);
 }
 
 }  // namespace shardsynth::synth
