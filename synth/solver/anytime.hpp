@@ -40,6 +40,12 @@ struct AnytimeOptions {
   int dual_steps = 0;                                              // under a usage limit: steps of the memory dual (memory_dual.hpp) per epoch, on a thread of its own beside the searches (0 = none)
   bool dual_after_stall = false;                                   // the memory dual runs only from the first epoch in which the searches found no cheaper plan on
   int dual_patience = 0;                                           // the memory dual leaves for good after this many epochs in a row without a cheaper plan (0 = it stays)
+  long max_rounds = 0;                                             // each search stops after this many rounds (0 = no such limit): stop_reason "rounds"
+  int searches = 0;                                                // searches (seeds seed, seed + 1, ...), run on `threads` threads (0 = one per thread)
+  long keep_after = 0;                                             // with more searches than threads: after this many rounds of each, only the `threads` searches with the cheapest own plans go on (0 = all go on)
+  long restart_after = 0;                                          // a search whose own best has been dearer than the best plan for this many epochs in a row starts afresh with the next unused seed (0 = never)
+  long relink_every = 0;                                           // every this many epochs, each search that lags the best plan is offered the cheapest mix of its incumbent and the best plan (path_relink.hpp), repaired and polished (0 = never)
+  long adopt_after = 0;                                            // a search whose own best has been dearer than the best plan for this many epochs in a row takes the best plan as its incumbent (0 = never)
 };
 
 // One improving plan, as it is found.
@@ -58,10 +64,11 @@ struct AnytimeResult {
   int64_t lower_bound = 0;         // no assignment within the limit costs less
   bool infeasible = false;         // proven: folding left a node without any strategy
   bool proven_optimal = false;     // Z3 answered unsat below the best plan on the whole kernel
-  std::string stop_reason;         // "time limit", "stalled", "finished" (nothing left to price), "good enough" (AnytimeOptions::good_enough), "unsat" (proven) or "infeasible"
+  std::string stop_reason;         // "time limit", "rounds" (AnytimeOptions::max_rounds), "stalled", "finished" (nothing left to price), "good enough" (AnytimeOptions::good_enough), "unsat" (proven) or "infeasible"
   int kernel_nodes = 0;            // after folding
   int kernel_edges = 0;            // after folding
   long rounds = 0;                 // rounds run, over all searches
+  long restarts = 0;               // searches started afresh (AnytimeOptions::restart_after)
   double fold_ms = 0;              // milliseconds spent folding
 };
 

@@ -21,6 +21,13 @@ constexpr int kDualMaxKernelNodes = 4000;
 // Before the exact loop: epochs in a row without a cheaper plan after
 // which the memory dual leaves.
 constexpr int kDualPatienceEpochs = 32;
+// Where the anytime search is the whole search (above kExactLoopMaxNodes):
+// a search that has lagged the best plan for this many epochs starts
+// afresh with the next unused seed. A search's basin is mostly settled in
+// its first rounds (on the contest's M, seed 4 reached 0.23% below seeds
+// 1-3 and 5-8 by round 9 and kept it), so a laggard is worth more as a new
+// start (BENCHMARKS.md, "Issue 32: searches that cooperate").
+constexpr long kRestartAfterEpochs = 20;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
@@ -149,6 +156,7 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   // epochs wait for it (the contest's M, 5,404 kernel nodes: bound 41.1e9
   // in 60 s with the dual, 47.4e9 without; BENCHMARKS.md, issue 33).
   anytime.dual_max_kernel_nodes = kDualMaxKernelNodes;
+  if (!exact_after) anytime.restart_after = kRestartAfterEpochs;
   return anytime;
 }
 

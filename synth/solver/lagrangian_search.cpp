@@ -53,11 +53,23 @@ class LagrangianSearch::Impl {
     polish_and_offer();
     search_.set(own);
   }
+  bool adopt(const Assignment& kernel) {
+    if (kernel.size() != folded_.kernel.nodes.size() || !started_ || finished_) return false;
+    const int64_t c = cost_without_usage(folded_.kernel, kernel);
+    if (c >= own_best_) return false;
+    own_best_ = c;
+    best_cost_ = std::min(best_cost_, c);
+    incumbent_.set(kernel);
+    have_incumbent_ = true;
+    return true;
+  }
   long rounds() const { return rounds_; }
   bool finished() const { return finished_; }
   int64_t lower_bound() const { return lower_bound_; }
   long last_improvement() const { return last_improvement_; }
   bool proven() const { return proven_; }
+  int64_t own_best() const { return own_best_; }
+  Assignment incumbent() const { return have_incumbent_ ? incumbent_.assignment() : Assignment{}; }
 
  private:
   bool out_of_time() const { return (options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested(); }
@@ -276,11 +288,14 @@ LagrangianSearch::~LagrangianSearch() = default;
 std::vector<KernelPlan> LagrangianSearch::run(long rounds) { return impl_->run(rounds); }
 void LagrangianSearch::beat(int64_t cost) { impl_->beat(cost); }
 void LagrangianSearch::propose(const Assignment& kernel) { impl_->propose_from(kernel); }
+bool LagrangianSearch::adopt(const Assignment& kernel) { return impl_->adopt(kernel); }
 long LagrangianSearch::rounds() const { return impl_->rounds(); }
 bool LagrangianSearch::finished() const { return impl_->finished(); }
 int64_t LagrangianSearch::lower_bound() const { return impl_->lower_bound(); }
 long LagrangianSearch::last_improvement() const { return impl_->last_improvement(); }
 bool LagrangianSearch::proven() const { return impl_->proven(); }
+int64_t LagrangianSearch::own_best() const { return impl_->own_best(); }
+Assignment LagrangianSearch::incumbent() const { return impl_->incumbent(); }
 
 
 }  // namespace shardsynth::synth

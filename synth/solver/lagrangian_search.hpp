@@ -51,12 +51,20 @@ class LagrangianSearch {
   // decoded one) into one that keeps the limit, polishes it and offers it
   // as a plan; its own current assignment stays as it was.
   void propose(const Assignment& kernel);
+  // Takes a feasible kernel plan found elsewhere (another search's best) as
+  // the incumbent that the neighbourhoods improve, when it is cheaper than
+  // this search's own best (it is then the cost to beat, too); the
+  // proposal, multipliers and random stream stay as they were. Returns
+  // whether it took it.
+  bool adopt(const Assignment& kernel);
 
   long rounds() const;               // rounds run so far
   bool finished() const;             // nothing left to do (no limit to price, or an empty kernel)
   int64_t lower_bound() const;       // no kernel assignment within the limit costs less
   long last_improvement() const;     // the round of the last improving plan (0 = none)
   bool proven() const;               // Z3 proved its best plan optimal (a region held the whole kernel)
+  int64_t own_best() const;          // the kernel cost of its incumbent (kForbidden = none yet)
+  Assignment incumbent() const;      // its best feasible kernel plan (empty = none yet)
 
  private:
   class Impl;
