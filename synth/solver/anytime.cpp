@@ -162,13 +162,16 @@ struct Elite {
   Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
   int64_t cost = kForbidden;     // its kernel cost
   std::vector<long> behind;      // per search: epochs in a row its own best was dearer than `cost`
+  std::vector<long> idle;        // per search: epochs in a row its own best did not fall
+  std::vector<int64_t> own;      // per search: its own best after the last epoch
   long epochs = 0;               // epochs shared so far
 };
 
-// Replaces each search that has lagged the best plan for `restart_after`
-// epochs in a row by a fresh one with the next unused seed: on the
-// contest's M a search's basin is settled in its first rounds, so a
-// lagging search is worth more as a new start. `born` (per search: the
+// Replaces each search that has lagged the best plan, and not improved its
+// own, for `restart_after` epochs in a row by a fresh one with the next
+// unused seed: on the contest's M a search's basin is settled in its first
+// rounds, so a stuck laggard is worth more as a new start. A laggard that
+// still improves goes on (on S plans keep falling round after round). `born` (per search: the
 // epoch round it started at) and `retired` (rounds of searches left
 // behind) keep the rounds counted.
 void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options, long run,
@@ -176,12 +179,14 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
                       std::vector<long>& born, long& retired, AnytimeResult& result) {
   bool restarted = false;
   for (std::size_t k = 0; k < searches.size(); ++k) {
-    if (elite.behind[k] < options.restart_after) continue;
+    if (std::min(elite.behind[k], elite.idle[k]) < options.restart_after) continue;
     retired += searches[k]->rounds();
     searches[k].reset();
     searches[k] = make_search(folded, options, next_seed++);
     born[k] = run;
     elite.behind[k] = 0;
+    elite.idle[k] = 0;
+    elite.own[k] = kForbidden;
     ++result.restarts;
     restarted = true;
   }
@@ -206,6 +211,8 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
     }
   }
   elite.behind.resize(searches.size(), 0);
+  elite.idle.resize(searches.size(), 0);
+  elite.own.resize(searches.size(), kForbidden);
   ++elite.epochs;
   for (std::size_t k = 0; k < searches.size(); ++k) {
     if (searches[k]->own_best() > elite.cost && relink_every > 0 && elite.epochs % relink_every == 0) {
@@ -213,6 +220,8 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
       if (!mixed.empty()) searches[k]->propose(mixed);
     }
     elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
+    elite.idle[k] = searches[k]->own_best() < elite.own[k] ? 0 : elite.idle[k] + 1;
+    elite.own[k] = searches[k]->own_best();
     if (adopt_after <= 0 || elite.behind[k] < adopt_after) continue;
     searches[k]->adopt(elite.kernel);
     elite.behind[k] = 0;

@@ -43,7 +43,7 @@ struct AnytimeOptions {
   long max_rounds = 0;                                             // each search stops after this many rounds (0 = no such limit): stop_reason "rounds"
   int searches = 0;                                                // searches (seeds seed, seed + 1, ...), run on `threads` threads (0 = one per thread)
   long keep_after = 0;                                             // with more searches than threads: after this many rounds of each, only the `threads` searches with the cheapest own plans go on (0 = all go on)
-  long restart_after = 0;                                          // a search whose own best has been dearer than the best plan for this many epochs in a row starts afresh with the next unused seed (0 = never)
+  long restart_after = 0;                                          // a search whose own best has been dearer than the best plan, and has not fallen, for this many epochs in a row starts afresh with the next unused seed (0 = never)
   long relink_every = 0;                                           // every this many epochs, each search that lags the best plan is offered the cheapest mix of its incumbent and the best plan (path_relink.hpp), repaired and polished (0 = never)
   long adopt_after = 0;                                            // a search whose own best has been dearer than the best plan for this many epochs in a row takes the best plan as its incumbent (0 = never)
 };
