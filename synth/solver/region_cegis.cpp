@@ -82,6 +82,7 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
   const Assignment& x = search.assignment();
   RegionOutcome out;
   out.nodes = static_cast<int>(region.size());
+  out.cost = search.cost();
   std::vector<int> local(kernel.nodes.size(), -1);
   for (std::size_t k = 0; k < region.size(); ++k) local[region[k]] = static_cast<int>(k);
   // The region as a plain problem: outside edges folded into node costs.
@@ -100,8 +101,15 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
     }
     sub.nodes.push_back(std::move(node));
   }
+  long terms = 0;  // edge-table entries, then binding row terms too (kMaxEncodedTerms)
   for (const auto& e : kernel.edges) {
-    if (local[e.from] >= 0 && local[e.to] >= 0) sub.edges.push_back({local[e.from], local[e.to], e.costs});
+    if (local[e.from] < 0 || local[e.to] < 0) continue;
+    terms += static_cast<long>(e.costs.size());
+    if (terms > kMaxEncodedTerms) {
+      out.too_large = true;
+      return out;
+    }
+    sub.edges.push_back({local[e.from], local[e.to], e.costs});
   }
   Assignment current(region.size());
   for (std::size_t k = 0; k < region.size(); ++k) current[k] = x[region[k]];
@@ -136,6 +144,11 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
       if (row.picks.empty()) continue;
       row.room = *folded.usage_limit - (search.profile().max(from, to) - mine_now);
       if (mine_most <= row.room) continue;  // cannot bind
+      terms += static_cast<long>(row.picks.size());
+      if (terms > kMaxEncodedTerms) {
+        out.too_large = true;
+        return out;
+      }
       auto [it, fresh] = same.emplace(row.picks, rows.size());
       if (fresh) {
         rows.push_back(std::move(row));

@@ -19,11 +19,20 @@
 
 namespace shardsynth::synth {
 
+// The most edge-table entries and binding memory-row terms a region's
+// encoding may hold (improve_region): Z3's encoding and the rows grow with
+// them before Z3's resource limit counts anything. On the contest's S
+// (nodes of up to 872 strategies) larger regions took the peak RSS past
+// 2 GB with the anytime search's restarts (BENCHMARKS.md, "Issue 32:
+// searches that cooperate").
+constexpr long kMaxEncodedTerms = 400'000;
+
 struct RegionOutcome {
   int nodes = 0;            // region size
   int checks = 0;           // Z3 checks made
   bool improved = false;    // the current assignment got cheaper
   bool proven = false;      // Z3 answered unsat: nothing in the region beats it
+  bool too_large = false;   // its encoding would pass kMaxEncodedTerms: nothing was tried, the assignment is as it was
   int64_t cost = 0;         // kernel cost after the region search
 };
 

@@ -632,4 +632,45 @@ TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
   CHECK(adopted >= 5);
 }
 
+
+TEST_CASE("improve_region_LeavesARegionWhoseEncodingPassesTheCapUntried") {
+  // Four nodes, each edge of the complete graph a full table: at 12
+  // strategies the region is searched, at 300 (6 x 90,000 entries) it
+  // passes kMaxEncodedTerms and nothing is tried.
+  auto complete = [](int strategies) {
+    std::mt19937 rng(7u);
+    Problem p;
+    for (int u = 0; u < 4; ++u) {
+      ProblemNode node;
+      for (int s = 0; s < strategies; ++s) node.costs.push_back(static_cast<int64_t>(rng() % 1000));
+      p.nodes.push_back(node);
+    }
+    for (int a = 0; a < 4; ++a) {
+      for (int b = a + 1; b < 4; ++b) {
+        std::vector<int64_t> table(static_cast<std::size_t>(strategies) * strategies);
+        for (auto& c : table) c = static_cast<int64_t>(rng() % 1000);
+        p.edges.push_back({a, b, table});
+      }
+    }
+    return p;
+  };
+  for (const int strategies : {12, 300}) {
+    CAPTURE(strategies);
+    const FoldedProblem f = fold_problem(complete(strategies));
+    REQUIRE(f.kernel.nodes.size() == 4);
+    LocalSearch ls(f);
+    ls.set(Assignment(4, strategies - 1));
+    const Assignment before = ls.assignment();
+    const RegionOutcome r = improve_region(ls, every_node(f), 0, std::nullopt);
+    CHECK(r.too_large == (strategies == 300));
+    CHECK(r.cost == ls.cost());
+    if (r.too_large) {
+      CHECK(r.checks == 0);
+      CHECK(ls.assignment() == before);
+    } else {
+      CHECK(r.proven);
+    }
+  }
+}
+
 }  // namespace shardsynth::synth
