@@ -192,8 +192,8 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
   }
 #if defined(__GLIBC__)
   // The old searches' memory sits free in the arenas of the epochs'
-  // threads; hand it back, or the peak grows with every restart (S at
-  // 60 s: 2.08 GB against 0.59 GB without restarts).
+  // threads; hand it back to the system. (S's peak with restarts was one
+  // Z3 region's encoding, not this: kMaxEncodedTerms in region_cegis.hpp.)
   if (restarted) malloc_trim(0);
 #endif
 }
