@@ -101,14 +101,16 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
     }
     sub.nodes.push_back(std::move(node));
   }
-  long terms = 0;  // edge-table entries, then binding row terms too (kMaxEncodedTerms)
+  long terms = 0;  // edge-table entries, then binding row terms too
+  // Counts `more` terms; true once the encoding passes kMaxEncodedTerms.
+  auto too_large = [&](std::size_t more) {
+    terms += static_cast<long>(more);
+    out.too_large = terms > kMaxEncodedTerms;
+    return out.too_large;
+  };
   for (const auto& e : kernel.edges) {
     if (local[e.from] < 0 || local[e.to] < 0) continue;
-    terms += static_cast<long>(e.costs.size());
-    if (terms > kMaxEncodedTerms) {
-      out.too_large = true;
-      return out;
-    }
+    if (too_large(e.costs.size())) return out;
     sub.edges.push_back({local[e.from], local[e.to], e.costs});
   }
   Assignment current(region.size());
@@ -144,11 +146,7 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
       if (row.picks.empty()) continue;
       row.room = *folded.usage_limit - (search.profile().max(from, to) - mine_now);
       if (mine_most <= row.room) continue;  // cannot bind
-      terms += static_cast<long>(row.picks.size());
-      if (terms > kMaxEncodedTerms) {
-        out.too_large = true;
-        return out;
-      }
+      if (too_large(row.picks.size())) return out;
       auto [it, fresh] = same.emplace(row.picks, rows.size());
       if (fresh) {
         rows.push_back(std::move(row));
