@@ -6,6 +6,7 @@
 
 #include <z3++.h>
 
+#include "synth/solver/edge_classes.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/z3_deadline.hpp"
 #include "synth/solver/z3_encoding.hpp"
@@ -101,17 +102,20 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
     }
     sub.nodes.push_back(std::move(node));
   }
-  long terms = 0;  // edge-table entries, then binding row terms too
+  long terms = 0;  // the edges' encoded terms, then binding row terms too
   // Counts `more` terms; true once the encoding passes kMaxEncodedTerms.
   auto too_large = [&](std::size_t more) {
     terms += static_cast<long>(more);
     out.too_large = terms > kMaxEncodedTerms;
     return out.too_large;
   };
+  std::vector<std::vector<bool>> banned;
+  for (const auto& node : sub.nodes) banned.push_back(banned_strategies(node));
   for (const auto& e : kernel.edges) {
     if (local[e.from] < 0 || local[e.to] < 0) continue;
-    if (too_large(e.costs.size())) return out;
     sub.edges.push_back({local[e.from], local[e.to], e.costs});
+    const ProblemEdge& added = sub.edges.back();
+    if (too_large(encoded_terms(edge_classes(sub, added, banned[added.from], banned[added.to])))) return out;
   }
   Assignment current(region.size());
   for (std::size_t k = 0; k < region.size(); ++k) current[k] = x[region[k]];

@@ -19,12 +19,12 @@
 
 namespace shardsynth::synth {
 
-// The most edge-table entries and binding memory-row terms a region's
-// encoding may hold (improve_region): Z3's encoding and the rows grow with
-// them before Z3's resource limit counts anything. On the contest's S
-// (nodes of up to 872 strategies) larger regions took the peak RSS past
-// 2 GB with the anytime search's restarts (BENCHMARKS.md, "Issue 32:
-// searches that cooperate").
+// The most terms a region's encoding may hold (improve_region): the terms
+// its edges' tables need over their classes (edge_classes.hpp) and the terms
+// of its binding memory rows. Z3's encoding and the rows grow with them
+// before Z3's resource limit counts anything: on the contest's S, one region
+// of 35 nodes whose tables held 631,000 entries took the peak RSS from 0.3
+// to 1.9 GB when each entry was encoded on its own.
 constexpr long kMaxEncodedTerms = 400'000;
 
 struct RegionOutcome {

@@ -2,11 +2,51 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
+
+#include "synth/solver/edge_classes.hpp"
 
 namespace shardsynth::synth {
 namespace {
 
 bool forbidden(int64_t c) { return c >= kForbidden; }
+
+// A Bool of its own, named by Z3 from `prefix` and a counter of the context.
+z3::expr fresh_bool(z3::context& ctx, const char* prefix) {
+  return z3::expr(ctx, Z3_mk_fresh_const(ctx, prefix, ctx.bool_sort()));
+}
+
+// The literal "the node picks a strategy of class k" of one side of an edge:
+// the strategy's own literal for a class of one, otherwise a fresh Bool
+// equal to the disjunction of its members' literals, made on first use.
+class ClassLiterals {
+ public:
+  ClassLiterals(z3::context& ctx, const std::vector<z3::expr>& picks, const std::vector<std::vector<int>>& members,
+                z3::expr_vector& constraints)
+      : ctx_(ctx), picks_(picks), members_(members), constraints_(constraints), made_(members.size(), std::nullopt) {}
+
+  z3::expr literal(int k) {
+    if (members_[k].size() == 1) return picks_[members_[k].front()];
+    if (!made_[k]) {
+      const z3::expr g = fresh_bool(ctx_, "c");
+      z3::expr_vector any(ctx_);
+      for (int s : members_[k]) {
+        constraints_.push_back(!picks_[s] || g);
+        any.push_back(picks_[s]);
+      }
+      constraints_.push_back(!g || z3::mk_or(any));
+      made_[k] = g;
+    }
+    return *made_[k];
+  }
+
+ private:
+  z3::context& ctx_;
+  const std::vector<z3::expr>& picks_;
+  const std::vector<std::vector<int>>& members_;
+  z3::expr_vector& constraints_;
+  std::vector<std::optional<z3::expr>> made_;
+};
 
 }  // namespace
 
@@ -52,38 +92,45 @@ Z3Encoding::Z3Encoding(z3::context& ctx, const Problem& problem, EncodingKind ki
 void Z3Encoding::encode_pseudo_boolean(const Problem& problem, std::vector<std::vector<bool>>& banned) {
   z3::context& ctx = ctx_;
   const int n = static_cast<int>(problem.nodes.size());
+  // Each node's least allowed cost is paid whatever it picks: it goes into
+  // the constant, so the weights and the bound are smaller and fit Z3's
+  // native pseudo-Boolean rows more often.
   for (int i = 0; i < n; ++i) {
     const auto& node = problem.nodes[i];
+    banned[i] = banned_strategies(node);
+    int64_t least = 0;
+    bool any = false;
     for (int s = 0; s < node.size(); ++s) {
-      banned[i].push_back(forbidden(node.costs[s]));
-      if (!banned[i].back() && node.costs[s] > 0) {
+      if (!banned[i][s]) least = any ? std::min(least, node.costs[s]) : node.costs[s], any = true;
+    }
+    constant_ += least;
+    for (int s = 0; s < node.size(); ++s) {
+      if (!banned[i][s] && node.costs[s] > least) {
         cost_literals_.push_back(bools_[i][s]);
-        cost_weights_.push_back(node.costs[s]);
+        cost_weights_.push_back(node.costs[s] - least);
       }
     }
   }
-  for (std::size_t e = 0; e < problem.edges.size(); ++e) {
-    const auto& edge = problem.edges[e];
-    const int rows = problem.nodes[edge.from].size();
-    const int cols = problem.nodes[edge.to].size();
-    for (int r = 0; r < rows; ++r) {
-      if (banned[edge.from][r]) continue;
-      for (int c = 0; c < cols; ++c) {
-        if (banned[edge.to][c]) continue;
-        const int64_t cost = edge.costs[static_cast<std::size_t>(r) * cols + c];
-        const z3::expr& x = bools_[edge.from][r];
-        const z3::expr& y = bools_[edge.to][c];
-        if (forbidden(cost)) {
-          constraints_.push_back(!x || !y);
-        } else if (cost > 0) {
-          const z3::expr both = ctx.bool_const(("e" + std::to_string(e) + ":" + std::to_string(r) + "," + std::to_string(c)).c_str());
-          constraints_.push_back(!x || !y || both);
-          constraints_.push_back(!both || x);
-          constraints_.push_back(!both || y);
-          cost_literals_.push_back(both);
-          cost_weights_.push_back(cost);
-        }
+  for (const auto& edge : problem.edges) {
+    const EdgeClasses classes = edge_classes(problem, edge, banned[edge.from], banned[edge.to]);
+    ClassLiterals rows(ctx, bools_[edge.from], classes.row_members, constraints_);
+    ClassLiterals cols(ctx, bools_[edge.to], classes.col_members, constraints_);
+    const std::size_t width = classes.col_members.size();
+    for (std::size_t k = 0; k < classes.costs.size(); ++k) {
+      const int64_t cost = classes.costs[k];
+      if (cost == 0) continue;
+      const z3::expr x = rows.literal(static_cast<int>(k / width));
+      const z3::expr y = cols.literal(static_cast<int>(k % width));
+      if (forbidden(cost)) {
+        constraints_.push_back(!x || !y);
+        continue;
       }
+      const z3::expr both = fresh_bool(ctx, "e");
+      constraints_.push_back(!x || !y || both);
+      constraints_.push_back(!both || x);
+      constraints_.push_back(!both || y);
+      cost_literals_.push_back(both);
+      cost_weights_.push_back(cost);
     }
   }
 }
@@ -249,25 +296,26 @@ z3::expr weighted_row(z3::context& ctx, const z3::expr_vector& literals, const s
 z3::expr Z3Encoding::cost_term() const {
   if (kind_ != EncodingKind::pseudo_boolean) return cost_;
   z3::expr_vector terms(ctx_);
+  terms.push_back(ctx_.int_val(constant_));
   for (unsigned k = 0; k < cost_literals_.size(); ++k) {
     terms.push_back(z3::ite(cost_literals_[k], ctx_.int_val(cost_weights_[k]), ctx_.int_val(0)));
   }
-  return terms.empty() ? ctx_.int_val(0) : z3::sum(terms);
+  return z3::sum(terms);
 }
 
 z3::expr Z3Encoding::below(int64_t bound) const {
-  if (kind_ == EncodingKind::pseudo_boolean) return weighted_row(ctx_, cost_literals_, cost_weights_, bound - 1, true);
+  if (kind_ == EncodingKind::pseudo_boolean) return weighted_row(ctx_, cost_literals_, cost_weights_, bound - 1 - constant_, true);
   return cost_ < ctx_.int_val(bound);
 }
 
 z3::expr Z3Encoding::at_least(int64_t bound) const {
-  if (kind_ == EncodingKind::pseudo_boolean) return weighted_row(ctx_, cost_literals_, cost_weights_, bound, false);
+  if (kind_ == EncodingKind::pseudo_boolean) return weighted_row(ctx_, cost_literals_, cost_weights_, bound - constant_, false);
   return cost_ >= ctx_.int_val(bound);
 }
 
 int64_t Z3Encoding::cost_value(const z3::model& model) const {
   if (kind_ != EncodingKind::pseudo_boolean) return model.eval(cost_, true).get_numeral_int64();
-  int64_t total = 0;
+  int64_t total = constant_;
   for (unsigned k = 0; k < cost_literals_.size(); ++k) {
     if (model.eval(cost_literals_[k], true).is_true()) total += cost_weights_[k];
   }

@@ -6,10 +6,13 @@
 //    cost table is an If-chain over it;
 //  - one_hot: one Bool per strategy with exactly one true per node; node
 //    costs are sums of If(b, cost, 0) and edge tables nest them;
-//  - pseudo_boolean: the one-hot Bools plus one Bool per edge entry of
-//    nonzero cost (true exactly when both ends pick it); the cost is the
-//    weighted sum of these literals and a bound on it is one
-//    pseudo-Boolean row, so Z3's solver propagates it literal by literal.
+//  - pseudo_boolean: the one-hot Bools plus one Bool per entry of nonzero
+//    cost of each edge's table over its row and column classes
+//    (edge_classes.hpp; a class of several strategies gets a Bool of its
+//    own), true exactly when both ends pick it; the cost is a constant (the
+//    nodes' least costs) plus the weighted sum of these literals, and a
+//    bound on it is one pseudo-Boolean row, so Z3's solver propagates it
+//    literal by literal.
 //
 // With a usage limit, memory goes in as pseudo-Boolean rows (usage of each
 // strategy literal, at most the limit), one per distinct set of nodes live
@@ -54,6 +57,7 @@ class Z3Encoding {
   z3::expr cost_;                    // the cost as an Int term (not built for pseudo_boolean)
   z3::expr_vector cost_literals_;    // pseudo_boolean: literals whose weights sum to the cost
   std::vector<int64_t> cost_weights_;  // pseudo_boolean: their weights
+  int64_t constant_ = 0;             // pseudo_boolean: cost paid whatever is picked (the nodes' least allowed costs)
   z3::expr_vector constraints_;
   int usage_rows_ = 0;
 };
