@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/cegis.hpp"
+#include "synth/solver/edge_classes.hpp"
 #include "synth/solver/test_problems.hpp"
 #include "synth/solver/z3_encoding.hpp"
 
@@ -35,51 +36,102 @@ Problem random_problem(std::mt19937& rng, int nodes) {
   return p;
 }
 
+// Pins every assignment of `p` and compares Z3's value of the cost term with
+// the evaluator's; a forbidden assignment must be unsat. With the cost bound
+// of the encoding, the pinned assignment must fit "below cost + 1" and not
+// "below cost" (no model can count less than it costs). Returns how many
+// assignments were compared.
+int compare_every_assignment(const Problem& p, EncodingKind kind) {
+  z3::context ctx;
+  Z3Encoding enc(ctx, p, kind);
+  z3::solver solver(ctx);
+  solver.add(enc.constraints());
+  int compared = 0;
+  Assignment a(p.nodes.size(), 0);
+  while (true) {
+    z3::expr_vector pins(ctx);
+    for (std::size_t i = 0; i < a.size(); ++i) pins.push_back(enc.picks(static_cast<int>(i), a[i]));
+    const int64_t expected = evaluate(p, a);
+    const auto answer = solver.check(pins);
+    if (expected >= kForbidden) {
+      CHECK(answer == z3::unsat);
+    } else {
+      REQUIRE(answer == z3::sat);
+      CHECK(enc.cost_value(solver.get_model()) == expected);
+      CHECK(solver.get_model().eval(enc.cost_term(), true).get_numeral_int64() == expected);
+      CHECK(enc.decode(solver.get_model()) == a);
+      pins.push_back(enc.below(expected + 1));
+      CHECK(solver.check(pins) == z3::sat);
+      pins.pop_back();
+      pins.push_back(enc.below(expected));
+      CHECK(solver.check(pins) == z3::unsat);
+      ++compared;
+    }
+    std::size_t i = 0;
+    while (i < a.size() && ++a[i] == p.nodes[i].size()) a[i++] = 0;
+    if (i == a.size()) return compared;
+  }
+}
+
+// Gives `p` usages, lifetimes and a limit that binds sometimes.
+void add_memory(std::mt19937& rng, Problem& p) {
+  std::uniform_int_distribution<int> usage(0, 9), time(0, 4);
+  for (auto& node : p.nodes) {
+    for (int s = 0; s < node.size(); ++s) node.usages.push_back(usage(rng));
+    node.live_from = time(rng);
+    node.live_to = node.live_from + time(rng);
+  }
+  p.usage_limit = 12;
+}
+
 }  // namespace
 
 TEST_CASE("Z3Encoding_CostTermEqualsEvaluatorOnEveryAssignment") {
-  // Not just the models the loop happens to visit: pin every assignment of
-  // small random problems and compare Z3's value of the cost term with the
-  // evaluator's; forbidden assignments must be unsat.
+  // Not just the models the loop happens to visit: every assignment of small random problems.
   std::mt19937 rng(7);
   int compared = 0;
   for (int round = 0; round < 75; ++round) {
     Problem p = random_problem(rng, 4);
-    if (round % 2 == 1) {  // with memory: usages, liveness and a limit that binds sometimes
-      std::uniform_int_distribution<int> usage(0, 9), time(0, 4);
-      for (auto& node : p.nodes) {
-        for (int s = 0; s < node.size(); ++s) node.usages.push_back(usage(rng));
-        node.live_from = time(rng);
-        node.live_to = node.live_from + time(rng);
-      }
-      p.usage_limit = 12;
-    }
+    if (round % 2 == 1) add_memory(rng, p);
     const EncodingKind kind = std::array{EncodingKind::if_chains, EncodingKind::one_hot, EncodingKind::pseudo_boolean}[round % 3];
     CAPTURE(round);
-    z3::context ctx;
-    Z3Encoding enc(ctx, p, kind);
-    z3::solver solver(ctx);
-    solver.add(enc.constraints());
-    Assignment a(p.nodes.size(), 0);
-    while (true) {
-      z3::expr_vector pins(ctx);
-      for (std::size_t i = 0; i < a.size(); ++i) pins.push_back(enc.picks(static_cast<int>(i), a[i]));
-      const int64_t expected = evaluate(p, a);
-      const auto answer = solver.check(pins);
-      if (expected >= kForbidden) {
-        CHECK(answer == z3::unsat);
-      } else {
-        REQUIRE(answer == z3::sat);
-        CHECK(enc.cost_value(solver.get_model()) == expected);
-        CHECK(solver.get_model().eval(enc.cost_term(), true).get_numeral_int64() == expected);
-        CHECK(enc.decode(solver.get_model()) == a);
-        ++compared;
-      }
-      std::size_t i = 0;
-      while (i < a.size() && ++a[i] == p.nodes[i].size()) a[i++] = 0;
-      if (i == a.size()) break;
-    }
+    compared += compare_every_assignment(p, kind);
   }
+  CHECK(compared > 300);
+}
+
+TEST_CASE("Z3Encoding_PseudoBooleanOverTableClassesEqualsEvaluatorOnEveryAssignment") {
+  // Tables whose rows and columns repeat (few classes), as a strategy's
+  // choices into one neighbour often do: the class literals must give the
+  // exact cost, forbidden pairs included, and with the nodes' least costs
+  // large, the bound goes through the constant.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> strategies(2, 5), cls(0, 1), cost(0, 40), percent(0, 99);
+  int compared = 0, repeated = 0;
+  for (int round = 0; round < 40; ++round) {
+    Problem p = random_problem(rng, 4);
+    for (auto& node : p.nodes) {
+      node.costs.resize(strategies(rng), 0);
+      for (auto& c : node.costs) c = percent(rng) < 10 ? kForbidden : 3'000'000'000LL + cost(rng);
+    }
+    for (auto& edge : p.edges) {
+      const int rows = p.nodes[edge.from].size(), cols = p.nodes[edge.to].size();
+      std::vector<int> row_of(rows), col_of(cols);
+      for (int& r : row_of) r = cls(rng);
+      for (int& c : col_of) c = cls(rng);
+      const int64_t small[2][2] = {{cost(rng), percent(rng) < 20 ? kForbidden : cost(rng)}, {cost(rng), 0}};
+      edge.costs.assign(static_cast<std::size_t>(rows) * cols, 0);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) edge.costs[static_cast<std::size_t>(r) * cols + c] = small[row_of[r]][col_of[c]];
+      }
+      const auto all = [](int n) { return std::vector<bool>(n, false); };
+      repeated += edge_classes(p, edge, all(rows), all(cols)).row_members.size() < static_cast<std::size_t>(rows);
+    }
+    if (round % 2 == 1) add_memory(rng, p);
+    CAPTURE(round);
+    compared += compare_every_assignment(p, EncodingKind::pseudo_boolean);
+  }
+  CHECK(repeated > 40);
   CHECK(compared > 300);
 }
 
