@@ -1,6 +1,7 @@
 #include "synth/solver/region_cegis.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <numeric>
 
@@ -42,6 +43,26 @@ z3::expr at_most(z3::context& ctx, const z3::expr_vector& literals, std::vector<
   return z3::sum(terms) <= ctx.int_val(room);
 }
 
+// Z3's resource units the solver's context has spent so far.
+uint64_t rlimit_spent(const z3::solver& solver) {
+  const z3::stats stats = solver.statistics();
+  for (unsigned k = 0; k < stats.size(); ++k) {
+    if (stats.key(k) != "rlimit count") continue;
+    return stats.is_uint(k) ? stats.uint_value(k) : static_cast<uint64_t>(stats.double_value(k));
+  }
+  return 0;
+}
+
+// The resource limit of the next check (0 = none), or nothing once the
+// region's checks have spent their total.
+std::optional<unsigned> next_check_rlimit(const z3::solver& solver, RegionRlimit rlimit) {
+  if (rlimit.total == 0) return rlimit.per_check;
+  const uint64_t spent = rlimit_spent(solver);
+  if (spent >= rlimit.total) return std::nullopt;
+  const uint64_t left = rlimit.total - spent;
+  return rlimit.per_check > 0 ? static_cast<unsigned>(std::min<uint64_t>(left, rlimit.per_check)) : static_cast<unsigned>(std::min<uint64_t>(left, UINT32_MAX));
+}
+
 }  // namespace
 
 std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences, int seed, int size,
@@ -75,7 +96,7 @@ std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vecto
   return region;
 }
 
-RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region, unsigned rlimit,
+RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region, RegionRlimit rlimit,
                              std::optional<std::chrono::steady_clock::time_point> deadline) {
   const FoldedProblem& folded = search.folded();
   const Problem& kernel = folded.kernel;
@@ -171,7 +192,6 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
   z3::params params(ctx);
   params.set("random_seed", 0u);
   params.set("ctrl_c", false);
-  if (rlimit > 0) params.set("rlimit", rlimit);
   solver.set(params);
   solver.add(encoding.constraints());
   for (const auto& row : rows) {
@@ -180,6 +200,12 @@ RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region
     solver.add(at_most(ctx, literals, row.usages, row.room));
   }
   for (;;) {
+    const std::optional<unsigned> limit = next_check_rlimit(solver, rlimit);
+    if (!limit) break;  // the region's checks have spent their total
+    if (*limit > 0) {
+      params.set("rlimit", *limit);
+      solver.set(params);
+    }
     solver.add(encoding.below(current_cost));
     ++out.checks;
     z3::check_result answer = z3::unknown;

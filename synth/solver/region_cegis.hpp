@@ -42,11 +42,18 @@ struct RegionOutcome {
 std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences, int seed, int size,
                              std::mt19937_64& rng);
 
+// Z3's resource units for a region's checks: each one, and all of them
+// together (0 = no limit).
+struct RegionRlimit {
+  unsigned per_check = 0;  // Z3 resource units one check may spend
+  uint64_t total = 0;      // Z3 resource units the region's checks may spend together
+};
+
 // Runs the loop on `region` of the current assignment of `search`, which
 // must keep the usage limit; every improvement is applied to `search`.
-// `rlimit` bounds each Z3 check (0 = none); at `deadline` (or on SIGINT)
-// the check is interrupted.
-RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region, unsigned rlimit,
+// `rlimit` bounds the checks (a check past the total is not made); at
+// `deadline` (or on SIGINT) the check is interrupted.
+RegionOutcome improve_region(LocalSearch& search, const std::vector<int>& region, RegionRlimit rlimit,
                              std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace shardsynth::synth

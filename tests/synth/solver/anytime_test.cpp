@@ -215,7 +215,7 @@ std::vector<int> every_node(const FoldedProblem& f) {
 TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
   int proven = 0;
   for_each_repaired_start(17u, 300, 7, 1, [&](const Problem& p, const FoldedProblem& f, LocalSearch& ls) {
-    const RegionOutcome r = improve_region(ls, every_node(f), 0, std::nullopt);
+    const RegionOutcome r = improve_region(ls, every_node(f), {}, std::nullopt);
     REQUIRE(r.proven);
     ++proven;
     CHECK(ls.feasible());
@@ -661,7 +661,7 @@ TEST_CASE("improve_region_LeavesARegionWhoseEncodingPassesTheCapUntried") {
     LocalSearch ls(f);
     ls.set(Assignment(4, strategies - 1));
     const Assignment before = ls.assignment();
-    const RegionOutcome r = improve_region(ls, every_node(f), 0, std::nullopt);
+    const RegionOutcome r = improve_region(ls, every_node(f), {}, std::nullopt);
     CHECK(r.too_large == (strategies == 300));
     CHECK(r.cost == ls.cost());
     if (r.too_large) {
