@@ -162,13 +162,31 @@ struct Elite {
   Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
   int64_t cost = kForbidden;     // its kernel cost
   std::vector<long> behind;      // per search: epochs in a row its own best was dearer than `cost`
-  std::vector<long> idle;        // per search: epochs in a row its own best did not fall
-  std::vector<int64_t> own;      // per search: its own best after the last epoch
+  std::vector<long> idle;        // per search: epochs since its own best last fell by kIdleFall of it or more
+  std::vector<int64_t> own;      // per search: its own best when `idle` was last reset
   long epochs = 0;               // epochs shared so far
 };
 
+// A search whose own best falls by less than this fraction of it (in
+// total, over any number of epochs) stays idle: on the contest's M, Z3's
+// regions go on shaving a stuck basin by a few parts in a million (49,969.4e6
+// to 49,969.3e6 over ten epochs), which held its restart back.
+constexpr double kIdleFall = 1e-5;
+
+// Counts one more epoch of idleness for a search whose own best is now
+// `now`, unless it fell by kIdleFall or more since `mark`; then it starts
+// over from there.
+void note_idleness(int64_t now, int64_t& mark, long& idle) {
+  if (static_cast<double>(now) < static_cast<double>(mark) * (1 - kIdleFall)) {
+    mark = now;
+    idle = 0;
+  } else {
+    ++idle;
+  }
+}
+
 // Replaces each search that has lagged the best plan, and not improved its
-// own, for `restart_after` epochs in a row by a fresh one with the next
+// own (note_idleness), for `restart_after` epochs in a row by a fresh one with the next
 // unused seed: on the contest's M a search's basin is settled in its first
 // rounds, so a stuck laggard is worth more as a new start. A laggard that
 // still improves goes on (on S plans keep falling round after round). `born` (per search: the
@@ -220,8 +238,7 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
       if (!mixed.empty()) searches[k]->propose(mixed);
     }
     elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
-    elite.idle[k] = searches[k]->own_best() < elite.own[k] ? 0 : elite.idle[k] + 1;
-    elite.own[k] = searches[k]->own_best();
+    note_idleness(searches[k]->own_best(), elite.own[k], elite.idle[k]);
     if (adopt_after <= 0 || elite.behind[k] < adopt_after) continue;
     searches[k]->adopt(elite.kernel);
     elite.behind[k] = 0;
