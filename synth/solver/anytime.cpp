@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -162,31 +163,13 @@ struct Elite {
   Assignment kernel;             // the cheapest kernel plan found so far (empty = none)
   int64_t cost = kForbidden;     // its kernel cost
   std::vector<long> behind;      // per search: epochs in a row its own best was dearer than `cost`
-  std::vector<long> idle;        // per search: epochs since its own best last fell by kIdleFall of it or more
-  std::vector<int64_t> own;      // per search: its own best when `idle` was last reset
+  std::vector<std::deque<int64_t>> history;  // per search: its own best after each of the last restart_after + 1 epochs, oldest first
   long epochs = 0;               // epochs shared so far
 };
 
-// A search whose own best falls by less than this fraction of it (in
-// total, over any number of epochs) stays idle: on the contest's M, Z3's
-// regions go on shaving a stuck basin by a few parts in a million (49,969.4e6
-// to 49,969.3e6 over ten epochs), which held its restart back.
-constexpr double kIdleFall = 1e-5;
-
-// Counts one more epoch of idleness for a search whose own best is now
-// `now`, unless it fell by kIdleFall or more since `mark`; then it starts
-// over from there.
-void note_idleness(int64_t now, int64_t& mark, long& idle) {
-  if (static_cast<double>(now) < static_cast<double>(mark) * (1 - kIdleFall)) {
-    mark = now;
-    idle = 0;
-  } else {
-    ++idle;
-  }
-}
-
-// Replaces each search that has lagged the best plan, and not improved its
-// own (note_idleness), for `restart_after` epochs in a row by a fresh one with the next
+// Replaces each search that has lagged the best plan for `restart_after`
+// epochs in a row, and whose own best fell by less than its distance to it
+// over those epochs (falls_too_slowly), by a fresh one with the next
 // unused seed: on the contest's M a search's basin is settled in its first
 // rounds, so a stuck laggard is worth more as a new start. A laggard that
 // still improves goes on (on S plans keep falling round after round). `born` (per search: the
@@ -197,14 +180,13 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
                       std::vector<long>& born, long& retired, AnytimeResult& result) {
   bool restarted = false;
   for (std::size_t k = 0; k < searches.size(); ++k) {
-    if (std::min(elite.behind[k], elite.idle[k]) < options.restart_after) continue;
+    if (elite.behind[k] < options.restart_after || !falls_too_slowly(elite.history[k], elite.cost)) continue;
     retired += searches[k]->rounds();
     searches[k].reset();
     searches[k] = make_search(folded, options, next_seed++);
     born[k] = run;
     elite.behind[k] = 0;
-    elite.idle[k] = 0;
-    elite.own[k] = kForbidden;
+    elite.history[k].clear();
     ++result.restarts;
     restarted = true;
   }
@@ -219,7 +201,8 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
 // Keeps the epoch's cheapest plan when it beats the elite, then hands the
 // elite to each search that has lagged behind it for `adopt_after` epochs.
 void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after,
-                 long relink_every, std::vector<std::unique_ptr<LagrangianSearch>>& searches, Elite& elite) {
+                 long relink_every, long restart_after, std::vector<std::unique_ptr<LagrangianSearch>>& searches,
+                 Elite& elite) {
   for (const auto& plans : found) {
     for (const auto& plan : plans) {
       if (plan.cost < elite.cost) {
@@ -229,8 +212,7 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
     }
   }
   elite.behind.resize(searches.size(), 0);
-  elite.idle.resize(searches.size(), 0);
-  elite.own.resize(searches.size(), kForbidden);
+  elite.history.resize(searches.size());
   ++elite.epochs;
   for (std::size_t k = 0; k < searches.size(); ++k) {
     if (searches[k]->own_best() > elite.cost && relink_every > 0 && elite.epochs % relink_every == 0) {
@@ -238,7 +220,9 @@ void share_elite(const FoldedProblem& folded, const std::vector<std::vector<Kern
       if (!mixed.empty()) searches[k]->propose(mixed);
     }
     elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
-    note_idleness(searches[k]->own_best(), elite.own[k], elite.idle[k]);
+    auto& history = elite.history[k];
+    history.push_back(searches[k]->own_best());
+    if (static_cast<long>(history.size()) > std::max<long>(restart_after, 1) + 1) history.pop_front();
     if (adopt_after <= 0 || elite.behind[k] < adopt_after) continue;
     searches[k]->adopt(elite.kernel);
     elite.behind[k] = 0;
@@ -356,7 +340,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     run += epoch;
     const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
     if ((options.adopt_after > 0 || options.relink_every > 0 || options.restart_after > 0) && searches.size() > 1) {
-      share_elite(folded, found, options.adopt_after, options.relink_every, searches, elite);
+      share_elite(folded, found, options.adopt_after, options.relink_every, options.restart_after, searches, elite);
       if (options.restart_after > 0) {
         restart_laggards(folded, options, run, searches, elite, next_seed, born, retired, result);
       }
@@ -391,6 +375,14 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
   }
   result.stop_reason = "time limit";
   return result;
+}
+
+// On the contest's M, Z3's regions go on shaving a stuck basin by a few
+// parts in a million (49,969.4e6 to 49,969.3e6 over ten epochs), which is
+// not falling in the sense of "it has not fallen at all".
+bool falls_too_slowly(const std::deque<int64_t>& history, int64_t best) {
+  const int64_t now = history.back();
+  return now > best && history.front() - now < now - best;
 }
 
 }  // namespace shardsynth::synth

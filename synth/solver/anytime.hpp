@@ -17,6 +17,7 @@
 // only on the seed, the searches and the epochs run.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -43,7 +44,7 @@ struct AnytimeOptions {
   long max_rounds = 0;                                             // each search stops after this many rounds (0 = no such limit): stop_reason "rounds"
   int searches = 0;                                                // searches (seeds seed, seed + 1, ...), run on `threads` threads (0 = one per thread)
   long keep_after = 0;                                             // with more searches than threads: after this many rounds of each, only the `threads` searches with the cheapest own plans go on (0 = all go on)
-  long restart_after = 0;                                          // a search whose own best has been dearer than the best plan, and has not fallen, for this many epochs in a row starts afresh with the next unused seed (0 = never)
+  long restart_after = 0;                                          // a search whose own best has been dearer than the best plan for this many epochs in a row, and fell by less than its distance to it in them (falls_too_slowly), starts afresh with the next unused seed (0 = never)
   long relink_every = 0;                                           // every this many epochs, each search that lags the best plan is offered the cheapest mix of its incumbent and the best plan (path_relink.hpp), repaired and polished (0 = never)
   long adopt_after = 0;                                            // a search whose own best has been dearer than the best plan for this many epochs in a row takes the best plan as its incumbent (0 = never)
 };
@@ -75,5 +76,11 @@ struct AnytimeResult {
 using AnytimeCallback = std::function<void(const AnytimeStep&)>;
 
 AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step);
+
+// Whether a search behind the best plan's cost `best` falls too slowly to
+// catch it up (the restarts' rule): `history` holds its own best after
+// each of the last epochs, oldest first (at least one), and over them it
+// fell by less than it is still behind.
+bool falls_too_slowly(const std::deque<int64_t>& history, int64_t best);
 
 }  // namespace shardsynth::synth

@@ -22,13 +22,16 @@ constexpr int kDualMaxKernelNodes = 4000;
 // which the memory dual leaves.
 constexpr int kDualPatienceEpochs = 32;
 // Where the anytime search is the whole search (above kExactLoopMaxNodes):
-// a search that has lagged the best plan, without improving its own, for
-// this many epochs starts afresh with the next unused seed. A search's
+// a search that has lagged the best plan for this many epochs, and whose
+// own best fell by less than its distance to it in them (falls_too_slowly
+// in anytime.hpp), starts afresh with the next unused seed. A search's
 // basin is mostly settled in its first rounds (on the contest's M, seed 4
 // reached 0.23% below seeds 1-3 and 5-8 by round 9 and kept it), so a
-// stuck laggard is worth more as a new start; one that still improves
-// goes on (BENCHMARKS.md, "Issue 32: searches that cooperate").
-constexpr long kRestartAfterEpochs = 20;
+// stuck laggard is worth more as a new start. 10 epochs rather than 20:
+// on M, with 20, no seed of 1-3 left the basin at 49,969e6 in 60 s; with
+// 10, all three reached 49,952.8e6 (BENCHMARKS.md, "Issue 32: Z3's
+// encoding over classes").
+constexpr long kRestartAfterEpochs = 10;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 

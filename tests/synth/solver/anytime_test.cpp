@@ -225,6 +225,24 @@ TEST_CASE("improve_region_OnTheWholeKernelReachesTheOptimum") {
   CHECK(proven >= 100);
 }
 
+TEST_CASE("improve_region_MakesNoCheckPastTheRegionsTotalOfResourceUnits") {
+  // With one unit for all its checks together, the loop stops at its first
+  // check (or before it), leaves the start as it is and proves nothing; the
+  // same starts without the total are proven.
+  int stopped = 0;
+  for_each_repaired_start(17u, 100, 7, 1, [&](const Problem&, const FoldedProblem& f, LocalSearch& ls) {
+    LocalSearch unlimited = ls;
+    const Assignment before = ls.assignment();
+    const RegionOutcome r = improve_region(ls, every_node(f), {0, 1}, std::nullopt);
+    CHECK(r.checks <= 1);
+    CHECK_FALSE(r.proven);
+    CHECK(ls.assignment() == before);
+    CHECK(improve_region(unlimited, every_node(f), {}, std::nullopt).proven);
+    ++stopped;
+  });
+  CHECK(stopped >= 30);
+}
+
 TEST_CASE("solve_region_bnb_OnTheWholeKernelReachesTheOptimum") {
   int proven = 0, improved = 0;
   for_each_repaired_start(23u, 400, 9, 1, [&](const Problem& p, const FoldedProblem& f, LocalSearch& ls) {
@@ -599,6 +617,20 @@ TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
   MESSAGE(restarts << " restarts");
   CHECK(cut >= 5);
   CHECK(restarts >= 1);
+}
+
+TEST_CASE("falls_too_slowly_RestartsOnlyALaggardThatWouldNotCatchUp") {
+  // Behind by 1 and not falling: too slow (M's stuck basin).
+  CHECK(falls_too_slowly({100, 100, 100}, 99));
+  // Falling by a few units while 20 behind: too slow.
+  CHECK(falls_too_slowly({122, 121, 120}, 100));
+  // Falling by as much as it is behind, or more: it goes on (S's laggards).
+  CHECK_FALSE(falls_too_slowly({100, 95, 90}, 80));
+  CHECK_FALSE(falls_too_slowly({130, 100, 90}, 80));
+  // Not behind: it holds the best plan.
+  CHECK_FALSE(falls_too_slowly({100, 100}, 100));
+  // One epoch of history: it has not fallen yet.
+  CHECK(falls_too_slowly({101}, 100));
 }
 
 TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
