@@ -49,7 +49,7 @@ TEST_CASE("synth_TraceReprintsEveryIterationByteIdentically") {
   }
   // The long run holds both unsat messages and more than one table.
   const auto r = run_command(kSynth + " trace " + (dir / "run.jsonl").string() + " --iter=3");
-  CHECK(r.out == "=================== Iter 3 ===================\nNo solution below 638158\n");
+  CHECK(r.out == "=================== Iter 3 ===================\nNo solution below 419559\n");
   std::filesystem::remove_all(dir);
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("synth_TraceSummaryListsEveryStep") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("Step    Source    Bound      Status    Cost     ms\n", 0) == 0);
   CHECK(count_lines(r.out) == static_cast<int>(steps) + 3);  // header, rule, steps, verdict
-  CHECK(r.out.find("\n0       z3        -          sat       7203622  ") != std::string::npos);
+  CHECK(r.out.find("\n0       z3        -          sat       3575645  ") != std::string::npos);
   const std::string verdict = "best cost 671129, proven optimal\n";
   CHECK(r.out.substr(r.out.size() - verdict.size()) == verdict);
   std::filesystem::remove_all(dir);
@@ -137,7 +137,7 @@ TEST_CASE("synth_SvgRendersGraphCostPlotAndMemoryPlot") {
   CHECK(graph.find("<svg") != std::string::npos);
   CHECK(graph.find(">fc1</text>") != std::string::npos);
   const auto plot = slurp((dir / "plan.cost.svg").string());
-  CHECK(plot.find("<title>step 2: cost 1276316</title>") != std::string::npos);
+  CHECK(plot.find("<title>step 2: cost 839117</title>") != std::string::npos);
   CHECK(plot.find("class=\"unsat\"") != std::string::npos);
   const auto memory = slurp((dir / "plan.memory.svg").string());
   CHECK(memory.find("<svg") != std::string::npos);
@@ -168,8 +168,8 @@ TEST_CASE("synth_ProgressShowsOnATerminalOnly") {
   // the terminal shows is stderr: the progress line, redrawn in place, then the log lines.
   const auto tty = run_command("script -qec '" + kSynth + kLongRun + " >/dev/null' /dev/null");
   REQUIRE(tty.exit_code == 0);
-  CHECK(tty.out.find("\r\x1b[Ksynth: step 0, best 7203622, bound -") != std::string::npos);
-  CHECK(tty.out.find("\r\x1b[Ksynth: step 3, best 1276316, bound 638158 (unsat)") != std::string::npos);
+  CHECK(tty.out.find("\r\x1b[Ksynth: step 0, best 3575645, bound -") != std::string::npos);
+  CHECK(tty.out.find("\r\x1b[Ksynth: step 3, best 839117, bound 419559 (unsat)") != std::string::npos);
   CHECK(tty.out.find("proven optimal") != std::string::npos);
   // --quiet keeps the terminal clean too.
   const auto quiet = run_command("script -qec '" + kSynth + kLongRun + " --quiet >/dev/null' /dev/null");
