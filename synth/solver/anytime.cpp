@@ -172,7 +172,7 @@ struct Elite {
 // over those epochs (falls_too_slowly), by a fresh one with the next
 // unused seed: on the contest's M a search's basin is settled in its first
 // rounds, so a stuck laggard is worth more as a new start. A laggard that
-// still improves goes on (on S plans keep falling round after round). `born` (per search: the
+// falls faster than that goes on (on S plans keep falling). `born` (per search: the
 // epoch round it started at) and `retired` (rounds of searches left
 // behind) keep the rounds counted.
 void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options, long run,
@@ -378,8 +378,9 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
 }
 
 // On the contest's M, Z3's regions go on shaving a stuck basin by a few
-// parts in a million (49,969.4e6 to 49,969.3e6 over ten epochs), which is
-// not falling in the sense of "it has not fallen at all".
+// parts in a million (49,969.4e6 to 49,969.3e6 over ten epochs), so the
+// rule before this one ("its own best has not fallen at all") never
+// restarted them.
 bool falls_too_slowly(const std::deque<int64_t>& history, int64_t best) {
   const int64_t now = history.back();
   return now > best && history.front() - now < now - best;
