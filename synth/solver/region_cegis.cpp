@@ -1,7 +1,7 @@
 #include "synth/solver/region_cegis.hpp"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <map>
 #include <numeric>
 
@@ -60,7 +60,8 @@ std::optional<unsigned> next_check_rlimit(const z3::solver& solver, RegionRlimit
   const uint64_t spent = rlimit_spent(solver);
   if (spent >= rlimit.total) return std::nullopt;
   const uint64_t left = rlimit.total - spent;
-  return rlimit.per_check > 0 ? static_cast<unsigned>(std::min<uint64_t>(left, rlimit.per_check)) : static_cast<unsigned>(std::min<uint64_t>(left, UINT32_MAX));
+  const uint64_t most = rlimit.per_check > 0 ? rlimit.per_check : UINT32_MAX;
+  return static_cast<unsigned>(std::min(left, most));
 }
 
 }  // namespace

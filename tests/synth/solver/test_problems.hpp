@@ -87,4 +87,47 @@ void for_each_assignment(const Problem& p, F&& f) {
 }
 
 
+// Random problems with long liveness intervals, usages on every node, some
+// follower edges (one allowed entry per row), and a limit between the least
+// and the largest possible peak, so that it often binds.
+inline Problem binding_problem(std::mt19937& rng, int max_nodes) {
+  ProblemMaker maker(rng);
+  Problem p{"binding", {}, {}, std::nullopt};
+  const int n = maker.uniform(1, max_nodes);
+  int64_t least = 0, most = 0;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node{"n" + std::to_string(i), {}, {}, 0, 0};
+    const int strategies = maker.uniform(1, 4);
+    for (int s = 0; s < strategies; ++s) {
+      node.costs.push_back(maker.uniform(0, 99) < 5 ? kForbidden : maker.uniform(0, 40));
+      node.usages.push_back(maker.uniform(0, 12));
+    }
+    node.live_from = maker.uniform(0, 6);
+    node.live_to = node.live_from + maker.uniform(0, 8);
+    least += *std::min_element(node.usages.begin(), node.usages.end());
+    most += *std::max_element(node.usages.begin(), node.usages.end());
+    p.nodes.push_back(std::move(node));
+  }
+  p.usage_limit = maker.uniform(static_cast<int>(least / 2), static_cast<int>(most));
+  const int edges = n == 1 ? 0 : maker.uniform(0, 2 * n);
+  for (int e = 0; e < edges; ++e) {
+    ProblemEdge edge{maker.uniform(0, n - 1), maker.uniform(0, n - 1), {}};
+    if (edge.from == edge.to) continue;
+    const int rows = p.nodes[edge.from].size(), cols = p.nodes[edge.to].size();
+    const bool follower = maker.uniform(0, 2) == 0;
+    for (int r = 0; r < rows; ++r) {
+      const int only = maker.uniform(0, cols - 1);
+      for (int c = 0; c < cols; ++c) {
+        if (follower) {
+          edge.costs.push_back(c == only ? maker.uniform(0, 20) : kForbidden);
+        } else {
+          edge.costs.push_back(maker.uniform(0, 99) < 8 ? kForbidden : maker.uniform(0, 20));
+        }
+      }
+    }
+    p.edges.push_back(std::move(edge));
+  }
+  return p;
+}
+
 }  // namespace shardsynth::synth

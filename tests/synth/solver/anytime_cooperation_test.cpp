@@ -1,0 +1,138 @@
+// The anytime search's searches between epochs against their definitions:
+// sharing, racing, restarting a laggard and adopting the best plan stay
+// deterministic and keep the rounds counted, and the restarts' rule.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "synth/solver/anytime.hpp"
+#include "synth/solver/folding.hpp"
+#include "synth/solver/lagrangian_search.hpp"
+#include "synth/solver/test_problems.hpp"
+
+namespace shardsynth::synth {
+
+TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOrRace") {
+  // Two searches that adopt and relink the best plan (or three on two
+  // threads, the two leaders kept after the first epoch): each stops after
+  // max_rounds rounds (a last epoch cut short), and a second run repeats
+  // the first step for step.
+  std::mt19937 rng(47u);
+  int cut = 0;
+  for (int i = 0; i < 20; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.threads = 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 0;
+    options.region_attempts = 0;  // no proof ends it early
+    options.epoch_rounds = 3;
+    options.max_rounds = 7;
+    options.adopt_after = 1;
+    options.relink_every = 2;
+    if (i % 2 == 1) {  // more searches than threads, the leaders kept after a first epoch
+      options.searches = 3;
+      options.keep_after = 3;
+    }
+    std::vector<std::pair<int64_t, long>> first, second;
+    const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) { first.push_back({s.cost, s.round}); });
+    const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back({s.cost, s.round}); });
+    CHECK(first == second);
+    CHECK(a.best == b.best);
+    CHECK(a.lower_bound == b.lower_bound);
+    if (a.stop_reason != "rounds") continue;
+    ++cut;
+    CHECK(a.rounds == (i % 2 == 1 ? 3 * 3 + 2 * 4 : 2 * 7));
+    for (const auto& [cost, round] : first) CHECK(round <= 7);
+  }
+  CHECK(cut >= 5);
+}
+
+TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
+  // Two searches on larger problems, a search one epoch behind the best
+  // plan starting afresh: the rounds of the searches it replaced still
+  // count, the plans only improve, and a second run repeats the first.
+  std::mt19937 rng(59u);
+  int cut = 0;
+  long restarts = 0;
+  for (int i = 0; i < 40; ++i) {
+    Problem p = binding_problem(rng, 150);
+    // Dear instead of forbidden: at this size most would be infeasible.
+    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
+    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.threads = 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 0;
+    options.region_attempts = 0;
+    options.max_rounds = 6;
+    options.restart_after = 1;
+    std::vector<int64_t> first, second;
+    const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) {
+      if (!first.empty()) CHECK(s.cost < first.back());
+      CHECK(evaluate(p, s.assignment) == s.cost);
+      first.push_back(s.cost);
+    });
+    const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back(s.cost); });
+    CHECK(first == second);
+    CHECK(a.best == b.best);
+    if (a.stop_reason != "rounds") continue;
+    ++cut;
+    restarts += a.restarts;
+    CHECK(a.rounds == 2 * 6);
+  }
+  MESSAGE(restarts << " restarts");
+  CHECK(cut >= 5);
+  CHECK(restarts >= 1);
+}
+
+TEST_CASE("falls_too_slowly_RestartsOnlyALaggardThatWouldNotCatchUp") {
+  // Behind by 1 and not falling: too slow (M's stuck basin).
+  CHECK(falls_too_slowly({100, 100, 100}, 99));
+  // Falling by a few units while 20 behind: too slow.
+  CHECK(falls_too_slowly({122, 121, 120}, 100));
+  // Falling by as much as it is behind, or more: it goes on (S's laggards).
+  CHECK_FALSE(falls_too_slowly({100, 95, 90}, 80));
+  CHECK_FALSE(falls_too_slowly({130, 100, 90}, 80));
+  // Not behind: it holds the best plan.
+  CHECK_FALSE(falls_too_slowly({100, 100}, 100));
+  // One epoch of history: it has not fallen yet.
+  CHECK(falls_too_slowly({101}, 100));
+}
+
+TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
+  std::mt19937 rng(53u);
+  int adopted = 0;
+  for (int i = 0; i < 40; ++i) {
+    Problem p = binding_problem(rng, 150);
+    // Dear instead of forbidden: at this size most would be infeasible.
+    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
+    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const FoldedProblem folded = fold_problem(p);
+    if (folded.infeasible || folded.kernel.nodes.empty() || !folded.usage_limit) continue;
+    CAPTURE(i);
+    LagrangianSearch ahead(folded, {.seed = 1, .region_attempts = 0});
+    LagrangianSearch behind(folded, {.seed = 2, .region_attempts = 0, .bnb_attempts = 0});
+    ahead.run(20);
+    behind.run(1);
+    if (ahead.incumbent().empty() || behind.incumbent().empty()) continue;
+    const Assignment best = ahead.incumbent();
+    CHECK(cost_without_usage(folded.kernel, best) == ahead.own_best());
+    CHECK_FALSE(ahead.adopt(behind.incumbent()));  // never dearer, nor as dear
+    if (ahead.own_best() >= behind.own_best()) continue;
+    CHECK(behind.adopt(best));
+    ++adopted;
+    CHECK(behind.own_best() == ahead.own_best());
+    CHECK(behind.incumbent() == best);
+    // Its plans from now on beat the adopted one.
+    for (const auto& plan : behind.run(5)) CHECK(plan.cost < ahead.own_best());
+  }
+  MESSAGE(adopted << " adopted");
+  CHECK(adopted >= 5);
+}
+
+}  // namespace shardsynth::synth
