@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "synth/solver/interrupt.hpp"
 
@@ -9,6 +10,13 @@ namespace shardsynth::synth {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Sweeps of message passing over a region's edges before its search
+// (pass_messages). At fixed rounds 3 and 8 both beat none on the
+// development set's 816- and 3,000-node problems; 8 was the better of the
+// two on d10k-a and d30k-a, 16 no better than 8 (BENCHMARKS.md, "Issue 32:
+// messages in the branch and bound's regions").
+constexpr int kMessageSweeps = 8;
 
 // One region edge on the region's values: residual costs, row-major by the
 // values of its `a` end.
@@ -57,6 +65,7 @@ class RegionBnb {
     BnbOutcome out;
     out.nodes = k_;
     if (prepare()) {
+      out.root_bound = root_bound();
       depth_values_.resize(k_ + 1);
       dfs(0);
       out.proven = !aborted_;
@@ -83,6 +92,7 @@ class RegionBnb {
       if (!alive_[i][search_.assignment()[region_[i]]]) return false;  // never expected: the incumbent is allowed
     }
     compress();
+    pass_messages();
     project_edges();
     incumbent_cost();
     return true;
@@ -112,7 +122,11 @@ class RegionBnb {
   }
 
   // One row per stretch between consecutive piece ends of the region that
-  // could bind; identical rows kept once, with the least room.
+  // could bind; identical rows kept once, with the least room. The
+  // stretches are swept in order, and each variable's usage there is kept
+  // up to date as its pieces start and end: a region of hundreds of nodes
+  // has as many stretches, and summing every member's usage afresh in
+  // each of them was a tenth of the contest's M's search time.
   void memory_rows() {
     const FoldedProblem& folded = search_.folded();
     if (!folded.usage_limit) return;
@@ -122,21 +136,13 @@ class RegionBnb {
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    StretchSweep sweep(*this, cuts);
     std::map<std::pair<std::vector<int>, std::vector<std::vector<int64_t>>>, std::size_t> same;
     for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-      MemoryRow row;
-      int64_t mine_now = 0, mine_most = 0;
-      for (int i = 0; i < k_; ++i) {
-        std::vector<int64_t> use = usage_on(region_[i], cuts[c], cuts[c + 1]);
-        const int64_t most = *std::max_element(use.begin(), use.end());
-        if (most == 0) continue;
-        mine_now += use[search_.assignment()[region_[i]]];
-        mine_most += most;
-        row.vars.push_back(i);
-        row.usage.push_back(std::move(use));
-      }
-      const int64_t room = *folded.usage_limit - (search_.profile().max(cuts[c], cuts[c + 1]) - mine_now);
-      if (row.vars.empty() || mine_most <= room) continue;  // cannot bind
+      sweep.advance_to(c);
+      const int64_t room = *folded.usage_limit - (search_.profile().max(cuts[c], cuts[c + 1]) - sweep.now());
+      if (sweep.most() <= room) continue;  // cannot bind (or no member)
+      MemoryRow row = sweep.row();
       row.slack = room;
       auto [it, fresh] = same.emplace(std::make_pair(row.vars, row.usage), rows_.size());
       if (fresh) {
@@ -147,16 +153,72 @@ class RegionBnb {
     }
   }
 
-  // Per strategy of kernel node u: its usage summed over its pieces covering [from, to).
-  std::vector<int64_t> usage_on(int u, int from, int to) const {
-    std::vector<int64_t> use(search_.folded().kernel.nodes[u].size(), 0);
-    for (const auto& p : search_.folded().pieces[u]) {
-      if (p.from <= from && to <= p.to) {
-        for (std::size_t s = 0; s < use.size(); ++s) use[s] += p.usages[s];
+  // The region variables' usages stretch by stretch: per variable the sum
+  // of its node's pieces that cover the stretch, with its most and its
+  // incumbent's usage, updated only where a piece starts or ends.
+  class StretchSweep {
+   public:
+    StretchSweep(const RegionBnb& bnb, const std::vector<int>& cuts)
+        : bnb_(bnb), events_(cuts.size()), sum_(bnb.k_), most_(bnb.k_, 0), now_(bnb.k_, 0) {
+      auto index = [&](int slot) { return std::lower_bound(cuts.begin(), cuts.end(), slot) - cuts.begin(); };
+      for (int i = 0; i < bnb.k_; ++i) {
+        const int u = bnb.region_[i];
+        sum_[i].assign(bnb.search_.folded().kernel.nodes[u].size(), 0);
+        for (const auto& p : bnb.search_.folded().pieces[u]) {
+          events_[index(p.from)].push_back({i, &p, 1});
+          events_[index(p.to)].push_back({i, &p, -1});
+        }
       }
     }
-    return use;
-  }
+
+    // Applies the pieces that start or end at cut c.
+    void advance_to(std::size_t c) {
+      for (const Event& e : events_[c]) {
+        const int i = e.var;
+        for (std::size_t s = 0; s < sum_[i].size(); ++s) sum_[i][s] += e.sign * e.piece->usages[s];
+        total_most_ -= most_[i];
+        total_now_ -= now_[i];
+        most_[i] = *std::max_element(sum_[i].begin(), sum_[i].end());
+        now_[i] = sum_[i][bnb_.search_.assignment()[bnb_.region_[i]]];
+        total_most_ += most_[i];
+        total_now_ += now_[i];
+        if (most_[i] != 0) {
+          members_.insert(i);
+        } else {
+          members_.erase(i);
+        }
+      }
+    }
+
+    int64_t most() const { return total_most_; }  // the members' most usages summed
+    int64_t now() const { return total_now_; }     // the members' incumbent usages summed
+
+    // The stretch's row: its members (usage not zero everywhere) in order, with their usages.
+    MemoryRow row() const {
+      MemoryRow out;
+      for (int i : members_) {
+        out.vars.push_back(i);
+        out.usage.push_back(sum_[i]);
+      }
+      return out;
+    }
+
+   private:
+    struct Event {
+      int var = 0;                        // the region variable
+      const UsagePiece* piece = nullptr;  // the piece of its node that starts or ends
+      int sign = 0;                       // +1: starts, -1: ends
+    };
+
+    const RegionBnb& bnb_;
+    std::vector<std::vector<Event>> events_;  // per cut: pieces starting or ending there
+    std::vector<std::vector<int64_t>> sum_;   // per variable and strategy: usage on the current stretch
+    std::vector<int64_t> most_;               // per variable: its most usage there
+    std::vector<int64_t> now_;                // per variable: the incumbent's usage there
+    std::set<int> members_;                   // variables whose usage there is not zero everywhere
+    int64_t total_most_ = 0;
+    int64_t total_now_ = 0;
+  };
 
   // Drops values too heavy for a row with every other member at its
   // lightest, until nothing changes; sets each row's slack to the room
@@ -287,6 +349,80 @@ class RegionBnb {
     }
   }
 
+  // Sequential message passing over the region's own edges (TRW-S on the
+  // pairwise part): sweeps forwards and backwards over the variables; each
+  // variable collects its edges' min-marginals and sends a share of its
+  // costs on along its edges to the variables later in the sweep. Every
+  // step moves the same amount out of one table as into another, so every
+  // assignment keeps its region cost, and project_edges() afterwards
+  // gathers what the edges still hold into their ends. The bound at the
+  // search's nodes (each free variable's cheapest value) then sees the
+  // whole region instead of each edge alone.
+  void pass_messages() {
+    if (edges_.empty()) return;
+    std::vector<int> position(k_);
+    // On wide tables (the contest's S has 872 x 538) the sweeps would eat
+    // the search's budget: they stop once they have used a quarter of it.
+    for (int sweep = 0; sweep < kMessageSweeps && (max_work_ == 0 || work_ < max_work_ / 4); ++sweep) {
+      const bool forward = sweep % 2 == 0;
+      for (int k = 0; k < k_; ++k) position[forward ? k : k_ - 1 - k] = k;
+      for (int k = 0; k < k_; ++k) {
+        const int u = forward ? k : k_ - 1 - k;
+        for (const auto& arc : arcs_[u]) collect(u, arc);
+        send_later(u, position);
+      }
+    }
+  }
+
+  // Moves each of u's values' least entries on `arc`'s edge into u's costs.
+  void collect(int u, const Arc& arc) {
+    LocalEdge& e = edges_[arc.edge];
+    const int own = static_cast<int>(values_[u].size());
+    const int other = static_cast<int>(values_[arc.other].size());
+    work_ += static_cast<long>(own) * other;
+    for (int v = 0; v < own; ++v) {
+      int64_t least = kForbidden;
+      for (int w = 0; w < other; ++w) least = std::min(least, entry(e, arc.is_a, v, w));
+      if (least == 0 || least >= kForbidden) continue;
+      for (int w = 0; w < other; ++w) lower(entry(e, arc.is_a, v, w), least);
+      h_[u][v] += least;
+    }
+  }
+
+  // Sends u's costs above its cheapest value, in equal shares, into its
+  // edges to variables later in the sweep (the share: one over the larger
+  // of its earlier and later neighbour counts, as TRW-S's weights).
+  void send_later(int u, const std::vector<int>& position) {
+    int later = 0;
+    for (const auto& arc : arcs_[u]) later += position[arc.other] > position[u] ? 1 : 0;
+    if (later == 0) return;
+    const int share = std::max(later, static_cast<int>(arcs_[u].size()) - later);
+    const int own = static_cast<int>(values_[u].size());
+    const int64_t low = *std::min_element(h_[u].begin(), h_[u].end());
+    for (const auto& arc : arcs_[u]) {
+      if (position[arc.other] < position[u]) continue;
+      LocalEdge& e = edges_[arc.edge];
+      const int other = static_cast<int>(values_[arc.other].size());
+      work_ += static_cast<long>(own) * other;
+      for (int v = 0; v < own; ++v) {
+        const int64_t part = (h_[u][v] - low) / share;
+        if (part == 0) continue;
+        for (int w = 0; w < other; ++w) raise(entry(e, arc.is_a, v, w), part);
+        h_[u][v] -= part;
+      }
+    }
+  }
+
+  // Entry (u's value v, the other end's value w) of an edge seen from u.
+  static int64_t& entry(LocalEdge& e, bool u_is_a, int v, int w) {
+    return u_is_a ? e.costs[static_cast<std::size_t>(v) * e.cols + w] : e.costs[static_cast<std::size_t>(w) * e.cols + v];
+  }
+
+  // Raises an allowed entry by `amount`; a forbidden one stays forbidden.
+  static void raise(int64_t& entry, int64_t amount) {
+    if (entry < kForbidden) entry += amount;
+  }
+
   // Moves each edge's row minima onto its `a` end and then its column
   // minima onto its `b` end; residual costs are at least zero.
   void project_edges() {
@@ -329,6 +465,14 @@ class RegionBnb {
       count_[i] = static_cast<int>(values_[i].size());
     }
     assigned_.assign(k_, 0);
+  }
+
+  // Each variable's cheapest value summed: what every region assignment
+  // costs at least (the edges' residuals are at least zero).
+  int64_t root_bound() const {
+    int64_t bound = 0;
+    for (const auto& h : h_) bound = cost_add(bound, *std::min_element(h.begin(), h.end()));
+    return bound;
   }
 
   // ---- the search ----

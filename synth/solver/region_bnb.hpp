@@ -7,9 +7,12 @@
 //  - values forbidden by a fixed neighbour, or too heavy for a row even
 //    with every other region node at its lightest, are dropped, and the
 //    forbidden pairs of the region's own edges are made arc consistent;
-//  - every region edge is projected onto its ends (row minima to one end,
+//  - messages pass over the region's edges (a few TRW-S sweeps), then
+//    every region edge is projected onto its ends (row minima to one end,
 //    then column minima to the other), so its residual costs are at least
-//    zero: a reparameterization, exact for every assignment.
+//    zero: a reparameterization, exact for every assignment, after which
+//    each variable's cheapest value accounts for the region as a whole
+//    rather than for its own edges alone.
 // The depth-first search takes the variable with the fewest values left,
 // its values cheapest first. An assignment adds its edges' residual costs
 // to the neighbours' values and drops the neighbours' values forbidden
@@ -36,6 +39,7 @@ struct BnbOutcome {
   bool improved = false;  // the incumbent got cheaper (the region's best plan was applied)
   bool proven = false;    // the search finished: no region assignment beats the result
   int64_t cost = 0;       // kernel cost after the search
+  int64_t root_bound = 0;  // lower bound on the region's cost (its nodes and the edges touching them) before branching, without the memory rows
 };
 
 // Runs the search on `region` of `search`'s current assignment, which must

@@ -213,9 +213,33 @@ TEST_CASE("solve_region_bnb_OnTheWholeKernelReachesTheOptimum") {
     CHECK(ls.feasible());
     CHECK(ls.profile().values() == usage_profile_of(f, ls.assignment()));
     CHECK(cost_add(ls.cost(), f.constant) == brute_force(p).cost);
+    CHECK(r.root_bound <= ls.cost());  // the root's bound leaves out the memory rows: at most the optimum
   });
   CHECK(proven >= 150);
   CHECK(improved >= 50);
+}
+
+TEST_CASE("solve_region_bnb_MessagesMakeTheRootBoundExactOnAChain") {
+  // a - b - c, two strategies each: a and c dislike strategy 1, a wants b
+  // to differ from it, b wants c equal to it. Every plan pays 10 somewhere,
+  // but each table alone has a free entry in every row and column, so
+  // projecting each edge onto its ends proves nothing (bound 0); messages
+  // along the chain carry a's and c's costs to b and prove 10.
+  Problem p{"chain", {}, {}, std::nullopt};
+  p.nodes.push_back({"a", {0, 10}, {}, 0, 0});
+  p.nodes.push_back({"b", {0, 0}, {}, 0, 0});
+  p.nodes.push_back({"c", {0, 10}, {}, 0, 0});
+  p.edges.push_back({0, 1, {10, 0, 0, 10}});
+  p.edges.push_back({1, 2, {0, 10, 10, 0}});
+  REQUIRE(brute_force(p).cost == 10);
+  const FoldedProblem f = fold_problem(p);
+  REQUIRE(f.kernel.nodes.size() == 3);
+  LocalSearch ls(f);
+  ls.set(Assignment(3, 1));  // 10 + 10 + 0 + 10
+  const BnbOutcome r = solve_region_bnb(ls, every_node(f), 0, std::nullopt);
+  CHECK(r.root_bound == 10);
+  CHECK(r.proven);
+  CHECK(cost_add(ls.cost(), f.constant) == 10);
 }
 
 TEST_CASE("solve_region_bnb_OnARegionNeverWorsensAndStopsAtItsWorkBudget") {
