@@ -126,7 +126,7 @@ class RegionBnb {
   // stretches are swept in order, and each variable's usage there is kept
   // up to date as its pieces start and end: a region of hundreds of nodes
   // has as many stretches, and summing every member's usage afresh in
-  // each of them was a tenth of the contest's M's search time.
+  // each of them took 15% of perf's samples of a search on the contest's M.
   void memory_rows() {
     const FoldedProblem& folded = search_.folded();
     if (!folded.usage_limit) return;
