@@ -368,24 +368,28 @@ class RegionBnb {
       for (int k = 0; k < k_; ++k) position[forward ? k : k_ - 1 - k] = k;
       for (int k = 0; k < k_; ++k) {
         const int u = forward ? k : k_ - 1 - k;
-        for (const auto& arc : arcs_[u]) collect(u, arc);
+        for (const auto& arc : arcs_[u]) {
+          work_ += static_cast<long>(values_[u].size()) * static_cast<long>(values_[arc.other].size());
+          collect(u, arc);
+        }
         send_later(u, position);
       }
     }
   }
 
-  // Moves each of u's values' least entries on `arc`'s edge into u's costs.
+  // Moves each of u's values' least entries on `arc`'s edge into u's
+  // costs (a value without an allowed partner becomes forbidden; none is
+  // left after make_arc_consistent()).
   void collect(int u, const Arc& arc) {
     LocalEdge& e = edges_[arc.edge];
     const int own = static_cast<int>(values_[u].size());
     const int other = static_cast<int>(values_[arc.other].size());
-    work_ += static_cast<long>(own) * other;
     for (int v = 0; v < own; ++v) {
       int64_t least = kForbidden;
       for (int w = 0; w < other; ++w) least = std::min(least, entry(e, arc.is_a, v, w));
-      if (least == 0 || least >= kForbidden) continue;
+      if (least == 0) continue;
       for (int w = 0; w < other; ++w) lower(entry(e, arc.is_a, v, w), least);
-      h_[u][v] += least;
+      h_[u][v] = cost_add(h_[u][v], least);
     }
   }
 
@@ -424,22 +428,12 @@ class RegionBnb {
   }
 
   // Moves each edge's row minima onto its `a` end and then its column
-  // minima onto its `b` end; residual costs are at least zero.
+  // minima onto its `b` end; residual costs are at least zero. It is
+  // not counted in the budget (it never was).
   void project_edges() {
-    for (auto& e : edges_) {
-      const int rows = static_cast<int>(values_[e.a].size());
-      for (int v = 0; v < rows; ++v) {
-        int64_t least = kForbidden;
-        for (int w = 0; w < e.cols; ++w) least = std::min(least, e.costs[v * e.cols + w]);
-        for (int w = 0; w < e.cols; ++w) lower(e.costs[v * e.cols + w], least);
-        h_[e.a][v] = cost_add(h_[e.a][v], least);
-      }
-      for (int w = 0; w < e.cols; ++w) {
-        int64_t least = kForbidden;
-        for (int v = 0; v < rows; ++v) least = std::min(least, e.costs[v * e.cols + w]);
-        for (int v = 0; v < rows; ++v) lower(e.costs[v * e.cols + w], least);
-        h_[e.b][w] = cost_add(h_[e.b][w], least);
-      }
+    for (int e = 0; e < static_cast<int>(edges_.size()); ++e) {
+      collect(edges_[e].a, {e, edges_[e].b, true});
+      collect(edges_[e].b, {e, edges_[e].a, false});
     }
   }
 

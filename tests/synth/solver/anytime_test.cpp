@@ -235,7 +235,7 @@ TEST_CASE("solve_region_bnb_MessagesMakeTheRootBoundExactOnAChain") {
   const FoldedProblem f = fold_problem(p);
   REQUIRE(f.kernel.nodes.size() == 3);
   LocalSearch ls(f);
-  ls.set(Assignment(3, 1));  // 10 + 10 + 0 + 10
+  ls.set(Assignment(3, 1));  // costs 30: a 10, a-b 10, c 10
   const BnbOutcome r = solve_region_bnb(ls, every_node(f), 0, std::nullopt);
   CHECK(r.root_bound == 10);
   CHECK(r.proven);
