@@ -17,7 +17,7 @@
 //
 //   anytime_rounds FILE.json.gz ROUNDS [--seed N] [--bnb-attempts N] [--region-attempts N]
 //                  [--threads N [--epoch-rounds N] [--adopt-after N] [--relink-every N]
-//                  [--searches N] [--keep-after N] [--restart-after N]]
+//                  [--searches N] [--keep-after N] [--restart-after N] [--lead-epochs N]]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
                  "with --threads: rounds after which only the best `threads` searches go on (0 = all)");
   app.add_option("--restart-after", anytime.restart_after,
                  "with --threads: epochs behind after which a search starts afresh with a new seed (0 = never)");
+  app.add_option("--lead-epochs", anytime.lead_epochs,
+                 "with --threads: epochs a search may run ahead of the exchange where nothing else passes into it (0 = "
+                 "lock-step)");
   app.add_option("--relink-every", anytime.relink_every,
                  "with --threads: epochs between relinks of a lagging search's incumbent with the best plan (0 = never)");
   CLI11_PARSE(app, argc, argv);

@@ -11,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "synth/solver/epoch_workers.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/lagrangian_search.hpp"
@@ -167,6 +168,35 @@ struct Elite {
   long epochs = 0;               // epochs shared so far
 };
 
+// Counts the epochs in a row that search k's own best (`own_best`) has
+// been dearer than the elite, and keeps the last restart_after + 1 of it.
+void note_own_best(std::size_t k, int64_t own_best, long restart_after, Elite& elite) {
+  elite.behind[k] = own_best > elite.cost ? elite.behind[k] + 1 : 0;
+  auto& history = elite.history[k];
+  history.push_back(own_best);
+  if (static_cast<long>(history.size()) > std::max<long>(restart_after, 1) + 1) history.pop_front();
+}
+
+// Keeps the epoch's cheapest plan when it beats the elite.
+void take_cheapest(const std::vector<std::vector<KernelPlan>>& found, std::size_t searches, Elite& elite) {
+  for (const auto& plans : found) {
+    for (const auto& plan : plans) {
+      if (plan.cost < elite.cost) {
+        elite.cost = plan.cost;
+        elite.kernel = plan.kernel;
+      }
+    }
+  }
+  elite.behind.resize(searches, 0);
+  elite.history.resize(searches);
+  ++elite.epochs;
+}
+
+// Whether search k is a laggard to start afresh (AnytimeOptions::restart_after).
+bool to_restart(const AnytimeOptions& options, const Elite& elite, std::size_t k) {
+  return elite.behind[k] >= options.restart_after && falls_too_slowly(elite.history[k], elite.cost);
+}
+
 // Replaces each search that has lagged the best plan for `restart_after`
 // epochs in a row, and whose own best fell by less than its distance to it
 // over those epochs (falls_too_slowly), by a fresh one with the next
@@ -180,7 +210,7 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
                       std::vector<long>& born, long& retired, AnytimeResult& result) {
   bool restarted = false;
   for (std::size_t k = 0; k < searches.size(); ++k) {
-    if (elite.behind[k] < options.restart_after || !falls_too_slowly(elite.history[k], elite.cost)) continue;
+    if (!to_restart(options, elite, k)) continue;
     retired += searches[k]->rounds();
     searches[k].reset();
     searches[k] = make_search(folded, options, next_seed++);
@@ -203,26 +233,13 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
 void share_elite(const FoldedProblem& folded, const std::vector<std::vector<KernelPlan>>& found, long adopt_after,
                  long relink_every, long restart_after, std::vector<std::unique_ptr<LagrangianSearch>>& searches,
                  Elite& elite) {
-  for (const auto& plans : found) {
-    for (const auto& plan : plans) {
-      if (plan.cost < elite.cost) {
-        elite.cost = plan.cost;
-        elite.kernel = plan.kernel;
-      }
-    }
-  }
-  elite.behind.resize(searches.size(), 0);
-  elite.history.resize(searches.size());
-  ++elite.epochs;
+  take_cheapest(found, searches.size(), elite);
   for (std::size_t k = 0; k < searches.size(); ++k) {
     if (searches[k]->own_best() > elite.cost && relink_every > 0 && elite.epochs % relink_every == 0) {
       const Assignment mixed = relink(folded, searches[k]->incumbent(), elite.kernel);
       if (!mixed.empty()) searches[k]->propose(mixed);
     }
-    elite.behind[k] = searches[k]->own_best() > elite.cost ? elite.behind[k] + 1 : 0;
-    auto& history = elite.history[k];
-    history.push_back(searches[k]->own_best());
-    if (static_cast<long>(history.size()) > std::max<long>(restart_after, 1) + 1) history.pop_front();
+    note_own_best(k, searches[k]->own_best(), restart_after, elite);
     if (adopt_after <= 0 || elite.behind[k] < adopt_after) continue;
     searches[k]->adopt(elite.kernel);
     elite.behind[k] = 0;
@@ -293,6 +310,96 @@ bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, cons
   return all_finished;
 }
 
+// Whether the searches may run ahead of the exchange (epoch_workers.hpp):
+// nothing passes into a search between epochs but its replacement (and the
+// cost to beat, which only filters what it reports). So: one search per
+// thread, at least two, and no memory dual, adopting, relinking or keeping
+// of leaders.
+bool may_run_ahead(const AnytimeOptions& options, std::size_t searches, const MemoryDual* dual) {
+  return options.lead_epochs > 0 && options.threads >= 2 && static_cast<int>(searches) == options.threads && !dual &&
+         options.adopt_after <= 0 && options.relink_every <= 0 && options.keep_after <= 0;
+}
+
+// The epochs of searches that run ahead (may_run_ahead), taken in order
+// and treated as the lock-step loop in anytime_search treats its epochs:
+// the same plans, restarts, bounds and stops for a seed. At the deadline,
+// the plans of the epochs run past the last one taken are reported too.
+void run_ahead(const Problem& problem, const FoldedProblem& folded, const AnytimeOptions& options,
+               std::vector<std::unique_ptr<LagrangianSearch>> searches, Clock::time_point begin,
+               const AnytimeCallback& on_step, AnytimeResult& result) {
+  const std::size_t count = searches.size();
+  uint64_t next_seed = options.seed + count;  // the seed of the next fresh search (restart_after)
+  EpochWorkers workers(std::move(searches), options.epoch_rounds, options.max_rounds, options.lead_epochs);
+  std::vector<std::vector<KernelPlan>> found(count);
+  std::vector<long> born(count, 0);  // per search: the epoch round it started at
+  long run = 0, stalled = 0, improved_at = 0, retired = 0;
+  Elite elite;
+  while (!out_of_time(options)) {
+    if (options.max_rounds > 0 && run >= options.max_rounds) {
+      result.stop_reason = "rounds";
+      return;
+    }
+    const long epoch =
+        options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+    std::vector<EpochRecord> records = workers.take();
+    run += epoch;
+    for (std::size_t k = 0; k < count; ++k) found[k] = std::move(records[k].found);
+    const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
+    if (options.restart_after > 0) {
+      take_cheapest(found, count, elite);
+      for (std::size_t k = 0; k < count; ++k) note_own_best(k, records[k].own_best, options.restart_after, elite);
+      for (std::size_t k = 0; k < count; ++k) {
+        if (!to_restart(options, elite, k)) continue;
+        retired += records[k].rounds;
+        records[k] = EpochRecord{};  // the fresh search has run nothing yet
+        workers.replace(static_cast<int>(k), make_search(folded, options, next_seed++));
+        born[k] = run;
+        elite.behind[k] = 0;
+        elite.history[k].clear();
+        ++result.restarts;
+      }
+    }
+    if (improved) improved_at = run;
+    const int64_t bound_before = result.lower_bound;
+    int64_t bound = 0;
+    bool all_finished = true;
+    result.rounds = retired;
+    for (const EpochRecord& r : records) {
+      result.proven_optimal = result.proven_optimal || r.proven;
+      result.rounds += r.rounds;
+      bound = std::max(bound, r.lower_bound);
+      all_finished = all_finished && r.finished;
+    }
+    result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
+    if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
+    const bool proven = result.proven_optimal && result.best_cost < kForbidden;
+    if (proven) result.lower_bound = result.best_cost;
+    if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
+    if (proven || all_finished) {
+      result.stop_reason = proven ? "unsat" : "finished";
+      return;
+    }
+    stalled = improved ? 0 : stalled + epoch;
+    if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
+      result.stop_reason = "stalled";
+      return;
+    }
+    if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
+      result.stop_reason = "good enough";
+      return;
+    }
+  }
+  // The deadline: what the searches found in the epochs past the last one
+  // taken counts too, in the same order.
+  std::vector<std::deque<EpochRecord>> left = workers.stop();
+  for (std::size_t k = 0; k < count; ++k) {
+    found[k].clear();
+    for (auto& r : left[k]) found[k].insert(found[k].end(), r.found.begin(), r.found.end());
+  }
+  report_found(problem, folded, found, born, begin, on_step, result);
+  result.stop_reason = "time limit";
+}
+
 }  // namespace
 
 AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& options, const AnytimeCallback& on_step) {
@@ -316,6 +423,10 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.best = options.start;
     result.best_cost = start_cost;
     for (auto& s : searches) s->beat(start_cost - folded.constant);
+  }
+  if (may_run_ahead(options, searches.size(), dual.get())) {
+    run_ahead(problem, folded, options, std::move(searches), begin, on_step, result);
+    return result;
   }
   std::vector<std::vector<KernelPlan>> found(searches.size());
   long stalled = 0;       // rounds (of each search) since the last improvement

@@ -47,6 +47,7 @@ struct AnytimeOptions {
   long restart_after = 0;                                          // a search whose own best has been dearer than the best plan for this many epochs in a row, and fell by less than its distance to it in them (falls_too_slowly), starts afresh with the next unused seed (0 = never)
   long relink_every = 0;                                           // every this many epochs, each search that lags the best plan is offered the cheapest mix of its incumbent and the best plan (path_relink.hpp), repaired and polished (0 = never)
   long adopt_after = 0;                                            // a search whose own best has been dearer than the best plan for this many epochs in a row takes the best plan as its incumbent (0 = never)
+  int lead_epochs = 64;                                            // where nothing passes into a search between epochs but its restart (epoch_workers.hpp: no memory dual, adopting, relinking or keeping, one search per thread): epochs a search may run past the last one exchanged, the same plans without waiting for the slowest search (0 = lock-step)
 };
 
 // One improving plan, as it is found.

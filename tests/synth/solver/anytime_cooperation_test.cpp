@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "synth/solver/anytime.hpp"
@@ -88,6 +89,51 @@ TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
   MESSAGE(restarts << " restarts");
   CHECK(cut >= 5);
   CHECK(restarts >= 1);
+}
+
+TEST_CASE("anytime_search_SearchesThatRunAheadGiveTheLockStepsPlansRestartsAndBounds") {
+  // Two or three searches, one per thread, restarting laggards: with the
+  // searches running up to 1, 3 or 64 epochs ahead of the exchange
+  // (epoch_workers.hpp), every step (cost, search, round), the rounds, the
+  // restarts, the bound and the stop are those of lock-step epochs.
+  std::mt19937 rng(61u);
+  long restarts = 0;
+  for (int i = 0; i < 24; ++i) {
+    Problem p = binding_problem(rng, 150);
+    // Dear instead of forbidden: at this size most would be infeasible.
+    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
+    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.threads = 2 + i % 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = 0;
+    options.region_attempts = 0;
+    options.epoch_rounds = 1 + i % 3;
+    options.max_rounds = 11;  // the last epoch cut short where epochs are 2 or 3 rounds
+    options.restart_after = 1;
+    using Step = std::tuple<int64_t, int, long>;
+    auto steps_with = [&](int lead, AnytimeResult& result) {
+      std::vector<Step> steps;
+      options.lead_epochs = lead;
+      result = anytime_search(p, options, [&](const AnytimeStep& s) { steps.push_back({s.cost, s.search, s.round}); });
+      return steps;
+    };
+    AnytimeResult lock_step, ahead;
+    const std::vector<Step> expected = steps_with(0, lock_step);
+    for (int lead : {1, 3, 64}) {
+      CAPTURE(lead);
+      CHECK(steps_with(lead, ahead) == expected);
+      CHECK(ahead.best == lock_step.best);
+      CHECK(ahead.rounds == lock_step.rounds);
+      CHECK(ahead.restarts == lock_step.restarts);
+      CHECK(ahead.lower_bound == lock_step.lower_bound);
+      CHECK(ahead.stop_reason == lock_step.stop_reason);
+    }
+    restarts += lock_step.restarts;
+  }
+  MESSAGE(restarts << " restarts");
+  CHECK(restarts >= 5);
 }
 
 TEST_CASE("falls_too_slowly_RestartsOnlyALaggardThatWouldNotCatchUp") {
