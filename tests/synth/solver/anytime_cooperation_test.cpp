@@ -15,6 +15,18 @@
 #include "synth/solver/test_problems.hpp"
 
 namespace shardsynth::synth {
+namespace {
+
+// A binding problem of 150 nodes with its forbidden entries made dear
+// (500) instead: at this size most would be infeasible.
+Problem dear_binding_problem(std::mt19937& rng) {
+  Problem p = binding_problem(rng, 150);
+  for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
+  for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+  return p;
+}
+
+}  // namespace
 
 TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOrRace") {
   // Two searches that adopt and relink the best plan (or three on two
@@ -61,10 +73,7 @@ TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
   int cut = 0;
   long restarts = 0;
   for (int i = 0; i < 40; ++i) {
-    Problem p = binding_problem(rng, 150);
-    // Dear instead of forbidden: at this size most would be infeasible.
-    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
-    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
     AnytimeOptions options;
     options.threads = 2;
@@ -100,10 +109,7 @@ TEST_CASE("anytime_search_SearchesThatRunAheadGiveTheLockStepsPlansRestartsAndBo
   std::mt19937 rng(61u);
   long restarts = 0;
   for (int i = 0; i < 24; ++i) {
-    Problem p = binding_problem(rng, 150);
-    // Dear instead of forbidden: at this size most would be infeasible.
-    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
-    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
     AnytimeOptions options;
     options.threads = 2 + i % 2;
@@ -144,9 +150,7 @@ TEST_CASE("anytime_search_SearchesThatRunAheadStopAtTheDeadlineWithTheirPlansRep
   std::mt19937 rng(67u);
   int cut = 0;  // runs cut by the deadline, with plans
   for (int i = 0; i < 6; ++i) {
-    Problem p = binding_problem(rng, 150);
-    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
-    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
     AnytimeOptions options;
     options.threads = 2;
@@ -192,10 +196,7 @@ TEST_CASE("LagrangianSearch_AdoptTakesOnlyACheaperPlanAsItsIncumbent") {
   std::mt19937 rng(53u);
   int adopted = 0;
   for (int i = 0; i < 40; ++i) {
-    Problem p = binding_problem(rng, 150);
-    // Dear instead of forbidden: at this size most would be infeasible.
-    for (auto& node : p.nodes) std::replace(node.costs.begin(), node.costs.end(), kForbidden, int64_t{500});
-    for (auto& edge : p.edges) std::replace(edge.costs.begin(), edge.costs.end(), kForbidden, int64_t{500});
+    const Problem p = dear_binding_problem(rng);
     const FoldedProblem folded = fold_problem(p);
     if (folded.infeasible || folded.kernel.nodes.empty() || !folded.usage_limit) continue;
     CAPTURE(i);
