@@ -26,6 +26,28 @@ Problem dear_binding_problem(std::mt19937& rng) {
   return p;
 }
 
+// Two searches with seed `seed`, without Z3 regions or a stall stop, a
+// laggard starting afresh after one epoch behind.
+AnytimeOptions restarting_pair(int seed) {
+  AnytimeOptions options;
+  options.threads = 2;
+  options.seed = static_cast<uint64_t>(seed);
+  options.stall_rounds = 0;
+  options.region_attempts = 0;
+  options.restart_after = 1;
+  return options;
+}
+
+// A step callback: each step cheaper than the one before and scored right
+// on `p`; keeps the costs in `costs`.
+AnytimeCallback falling_steps(const Problem& p, std::vector<int64_t>& costs) {
+  return [&p, &costs](const AnytimeStep& s) {
+    if (!costs.empty()) CHECK(s.cost < costs.back());
+    CHECK(evaluate(p, s.assignment) == s.cost);
+    costs.push_back(s.cost);
+  };
+}
+
 }  // namespace
 
 TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOrRace") {
@@ -75,19 +97,10 @@ TEST_CASE("anytime_search_RestartsALaggardAndStaysDeterministic") {
   for (int i = 0; i < 40; ++i) {
     const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
-    AnytimeOptions options;
-    options.threads = 2;
-    options.seed = static_cast<uint64_t>(i);
-    options.stall_rounds = 0;
-    options.region_attempts = 0;
+    AnytimeOptions options = restarting_pair(i);
     options.max_rounds = 6;
-    options.restart_after = 1;
     std::vector<int64_t> first, second;
-    const AnytimeResult a = anytime_search(p, options, [&](const AnytimeStep& s) {
-      if (!first.empty()) CHECK(s.cost < first.back());
-      CHECK(evaluate(p, s.assignment) == s.cost);
-      first.push_back(s.cost);
-    });
+    const AnytimeResult a = anytime_search(p, options, falling_steps(p, first));
     const AnytimeResult b = anytime_search(p, options, [&](const AnytimeStep& s) { second.push_back(s.cost); });
     CHECK(first == second);
     CHECK(a.best == b.best);
@@ -111,14 +124,10 @@ TEST_CASE("anytime_search_SearchesThatRunAheadGiveTheLockStepsPlansRestartsAndBo
   for (int i = 0; i < 24; ++i) {
     const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
-    AnytimeOptions options;
+    AnytimeOptions options = restarting_pair(i);
     options.threads = 2 + i % 2;
-    options.seed = static_cast<uint64_t>(i);
-    options.stall_rounds = 0;
-    options.region_attempts = 0;
     options.epoch_rounds = 1 + i % 3;
     options.max_rounds = 11;  // the last epoch cut short where epochs are 2 or 3 rounds
-    options.restart_after = 1;
     using Step = std::tuple<int64_t, int, long>;
     auto steps_with = [&](int lead, AnytimeResult& result) {
       std::vector<Step> steps;
@@ -152,20 +161,11 @@ TEST_CASE("anytime_search_SearchesThatRunAheadStopAtTheDeadlineWithTheirPlansRep
   for (int i = 0; i < 6; ++i) {
     const Problem p = dear_binding_problem(rng);
     CAPTURE(i);
-    AnytimeOptions options;
-    options.threads = 2;
-    options.seed = static_cast<uint64_t>(i);
-    options.stall_rounds = 0;
-    options.region_attempts = 0;
-    options.restart_after = 1;
+    AnytimeOptions options = restarting_pair(i);
     options.lead_epochs = 4;
     options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
     std::vector<int64_t> costs;
-    const AnytimeResult r = anytime_search(p, options, [&](const AnytimeStep& s) {
-      if (!costs.empty()) CHECK(s.cost < costs.back());
-      CHECK(evaluate(p, s.assignment) == s.cost);
-      costs.push_back(s.cost);
-    });
+    const AnytimeResult r = anytime_search(p, options, falling_steps(p, costs));
     if (r.stop_reason != "time limit") {  // folded away: infeasible, nothing to price, or proven
       CHECK((r.stop_reason == "infeasible" || r.stop_reason == "finished" || r.stop_reason == "unsat"));
       continue;
