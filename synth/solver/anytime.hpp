@@ -5,7 +5,9 @@
 // different seeds. They run in epochs of a fixed number of rounds and
 // exchange their best cost between epochs, so the plans reported depend
 // only on the seed and the number of searches, unless the deadline cuts an
-// epoch short. Every plan is expanded to the original problem and scored
+// epoch short. Where nothing but a restart passes into a search between
+// epochs, the searches run ahead of the exchange on threads of their own
+// (epoch_workers.hpp), with the same plans. Every plan is expanded to the original problem and scored
 // there by `evaluate`. Given a start (a plan found elsewhere) that keeps
 // the limit, only plans cheaper than it are reported and the result is
 // never worse. The searches do not descend from it: on GPT-2 xl at 8 GB per
