@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -197,6 +198,15 @@ bool to_restart(const AnytimeOptions& options, const Elite& elite, std::size_t k
   return elite.behind[k] >= options.restart_after && falls_too_slowly(elite.history[k], elite.cost);
 }
 
+// The bookkeeping of search k started afresh after `run` epoch rounds:
+// its epoch round of birth, its lag and its history.
+void note_fresh(std::size_t k, long run, Elite& elite, std::vector<long>& born, AnytimeResult& result) {
+  born[k] = run;
+  elite.behind[k] = 0;
+  elite.history[k].clear();
+  ++result.restarts;
+}
+
 // Replaces each search that has lagged the best plan for `restart_after`
 // epochs in a row, and whose own best fell by less than its distance to it
 // over those epochs (falls_too_slowly), by a fresh one with the next
@@ -214,10 +224,7 @@ void restart_laggards(const FoldedProblem& folded, const AnytimeOptions& options
     retired += searches[k]->rounds();
     searches[k].reset();
     searches[k] = make_search(folded, options, next_seed++);
-    born[k] = run;
-    elite.behind[k] = 0;
-    elite.history[k].clear();
-    ++result.restarts;
+    note_fresh(k, run, elite, born, result);
     restarted = true;
   }
 #if defined(__GLIBC__)
@@ -286,18 +293,20 @@ bool report_found(const Problem& problem, const FoldedProblem& folded, const std
   return improved;
 }
 
-// Gathers the searches' rounds, bounds and proofs after an epoch. Returns
-// whether they are over: proven, or all finished.
-bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, const MemoryDual* dual,
-            const FoldedProblem& folded, AnytimeResult& result) {
-  result.rounds = 0;
-  int64_t bound = dual ? dual->lower_bound() : 0;
+// Gathers the searches' rounds (those of `retired` searches added), bounds
+// and proofs after an epoch, from their records of it (`dual_bound`: the
+// memory dual's, 0 = none). Returns whether they are over: proven, or all
+// finished.
+bool gather(const std::vector<EpochRecord>& records, int64_t dual_bound, long retired, const FoldedProblem& folded,
+            AnytimeResult& result) {
+  result.rounds = retired;
+  int64_t bound = dual_bound;
   bool all_finished = true;
-  for (const auto& s : searches) {
-    result.proven_optimal = result.proven_optimal || s->proven();
-    result.rounds += s->rounds();
-    bound = std::max(bound, s->lower_bound());
-    all_finished = all_finished && s->finished();
+  for (const EpochRecord& r : records) {
+    result.proven_optimal = result.proven_optimal || r.proven;
+    result.rounds += r.rounds;
+    bound = std::max(bound, r.lower_bound);
+    all_finished = all_finished && r.finished;
   }
   result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
   if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
@@ -308,6 +317,29 @@ bool gather(const std::vector<std::unique_ptr<LagrangianSearch>>& searches, cons
   }
   if (all_finished) result.stop_reason = "finished";
   return all_finished;
+}
+
+// The rounds of the epoch that starts after `run` rounds (the last one cut
+// at max_rounds).
+long epoch_length(const AnytimeOptions& options, long run) {
+  return options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+}
+
+// Counts the rounds without improvement (`stalled`) after an epoch of
+// `epoch` rounds and returns whether the search stops early: stalled (the
+// stall rule) or good enough.
+bool stops_early(const AnytimeOptions& options, bool improved, long epoch, long improved_at, long& stalled,
+                 AnytimeResult& result) {
+  stalled = improved ? 0 : stalled + epoch;
+  if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
+    result.stop_reason = "stalled";
+    return true;
+  }
+  if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
+    result.stop_reason = "good enough";
+    return true;
+  }
+  return false;
 }
 
 // Whether the searches may run ahead of the exchange (epoch_workers.hpp):
@@ -339,8 +371,7 @@ void run_ahead(const Problem& problem, const FoldedProblem& folded, const Anytim
       result.stop_reason = "rounds";
       return;
     }
-    const long epoch =
-        options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+    const long epoch = epoch_length(options, run);
     std::vector<EpochRecord> records = workers.take();
     run += epoch;
     for (std::size_t k = 0; k < count; ++k) found[k] = std::move(records[k].found);
@@ -353,48 +384,23 @@ void run_ahead(const Problem& problem, const FoldedProblem& folded, const Anytim
         retired += records[k].rounds;
         records[k] = EpochRecord{};  // the fresh search has run nothing yet
         workers.replace(static_cast<int>(k), make_search(folded, options, next_seed++));
-        born[k] = run;
-        elite.behind[k] = 0;
-        elite.history[k].clear();
-        ++result.restarts;
+        note_fresh(k, run, elite, born, result);
       }
     }
     if (improved) improved_at = run;
     const int64_t bound_before = result.lower_bound;
-    int64_t bound = 0;
-    bool all_finished = true;
-    result.rounds = retired;
-    for (const EpochRecord& r : records) {
-      result.proven_optimal = result.proven_optimal || r.proven;
-      result.rounds += r.rounds;
-      bound = std::max(bound, r.lower_bound);
-      all_finished = all_finished && r.finished;
-    }
-    result.lower_bound = std::max(result.lower_bound, cost_add(bound, folded.constant));
-    if (result.best_cost < kForbidden) result.lower_bound = std::min(result.lower_bound, result.best_cost);
-    const bool proven = result.proven_optimal && result.best_cost < kForbidden;
-    if (proven) result.lower_bound = result.best_cost;
+    const bool over = gather(records, 0, retired, folded, result);
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
-    if (proven || all_finished) {
-      result.stop_reason = proven ? "unsat" : "finished";
-      return;
-    }
-    stalled = improved ? 0 : stalled + epoch;
-    if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
-      result.stop_reason = "stalled";
-      return;
-    }
-    if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
-      result.stop_reason = "good enough";
-      return;
-    }
+    if (over || stops_early(options, improved, epoch, improved_at, stalled, result)) return;
   }
   // The deadline: what the searches found in the epochs past the last one
   // taken counts too, in the same order.
   std::vector<std::deque<EpochRecord>> left = workers.stop();
   for (std::size_t k = 0; k < count; ++k) {
     found[k].clear();
-    for (auto& r : left[k]) found[k].insert(found[k].end(), r.found.begin(), r.found.end());
+    for (auto& r : left[k]) {
+      found[k].insert(found[k].end(), std::make_move_iterator(r.found.begin()), std::make_move_iterator(r.found.end()));
+    }
   }
   report_found(problem, folded, found, born, begin, on_step, result);
   result.stop_reason = "time limit";
@@ -445,8 +451,7 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
       return result;
     }
     const bool dual_ran = dual && dual_on;
-    const long epoch =
-        options.max_rounds > 0 ? std::min(options.epoch_rounds, options.max_rounds - run) : options.epoch_rounds;
+    const long epoch = epoch_length(options, run);
     run_epoch(searches, options.threads, epoch, dual_ran ? dual.get() : nullptr, options.dual_steps, found);
     run += epoch;
     const bool improved = report_found(problem, folded, found, born, begin, on_step, result);
@@ -467,22 +472,15 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     if (dual && improved) dual->add_plan(cheapest(found));
     if (dual_ran) offer_dual_plans(*dual, searches);
     const int64_t bound_before = result.lower_bound;
-    const bool over = gather(searches, dual.get(), folded, result);
-    result.rounds += retired;
+    std::vector<EpochRecord> states;
+    for (const auto& s : searches) states.push_back(record_of(*s));
+    const bool over = gather(states, dual ? dual->lower_bound() : 0, retired, folded, result);
     if (options.on_bound && result.lower_bound > bound_before) options.on_bound(result.lower_bound);
     if (over) return result;
     if (options.keep_after > 0 && run >= options.keep_after) {
       retired += keep_leaders(options.threads, searches, found, born);
     }
-    stalled = improved ? 0 : stalled + epoch;
-    if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
-      result.stop_reason = "stalled";
-      return result;
-    }
-    if (options.good_enough > 0 && result.best_cost <= options.good_enough) {
-      result.stop_reason = "good enough";
-      return result;
-    }
+    if (stops_early(options, improved, epoch, improved_at, stalled, result)) return result;
   }
   result.stop_reason = "time limit";
   return result;

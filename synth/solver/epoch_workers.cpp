@@ -7,6 +7,16 @@
 
 namespace shardsynth::synth {
 
+EpochRecord record_of(const LagrangianSearch& search) {
+  EpochRecord record;
+  record.own_best = search.own_best();
+  record.lower_bound = search.lower_bound();
+  record.rounds = search.rounds();
+  record.proven = search.proven();
+  record.finished = search.finished();
+  return record;
+}
+
 EpochWorkers::EpochWorkers(std::vector<std::unique_ptr<LagrangianSearch>> searches, long epoch_rounds, long max_rounds,
                            int lead)
     : epoch_rounds_(std::max(1L, epoch_rounds)),
@@ -54,13 +64,9 @@ void EpochWorkers::work(int k) {
       malloc_trim(0);
 #endif
     }
-    EpochRecord record;
-    record.found = search.run(rounds_of(epoch));
-    record.own_best = search.own_best();
-    record.lower_bound = search.lower_bound();
-    record.rounds = search.rounds();
-    record.proven = search.proven();
-    record.finished = search.finished();
+    std::vector<KernelPlan> found = search.run(rounds_of(epoch));
+    EpochRecord record = record_of(search);
+    record.found = std::move(found);
     lock.lock();
     if (slot.generation != generation) continue;  // replaced meanwhile: the epoch is dropped
     slot.ahead.push_back(std::move(record));

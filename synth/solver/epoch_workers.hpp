@@ -35,6 +35,9 @@ struct EpochRecord {
   bool finished = false;          // it has nothing left to do
 };
 
+// A search's state after an epoch, without the epoch's plans (`found` empty).
+EpochRecord record_of(const LagrangianSearch& search);
+
 class EpochWorkers {
  public:
   // Starts one thread per search. An epoch is `epoch_rounds` rounds; with
