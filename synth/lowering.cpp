@@ -397,27 +397,85 @@ class GraphLowering {
     }
   }
 
-  ProblemEdge operand_edge(ir::Vertex producer_vertex, ir::Vertex consumer, std::size_t i) const {
+  ProblemEdge operand_edge(ir::Vertex producer_vertex, ir::Vertex consumer, std::size_t i) {
     const int from = out_.owner[producer_vertex];
     const int to = out_.owner[consumer];
     const ir::Node& producer = graph_.node(producer_vertex);
     // A stage graph's received activation (ir::kReceivedTarget) sends its gradient back to its stage.
     const bool needs_grad = (producer.kind != ir::kPlaceholder || producer.target == ir::kReceivedTarget) &&
                             producer.type.dtype != ir::DType::int64;
+    // Many strategies share an output spec, and many share how they read
+    // operand i: each distinct pair is priced once.
+    std::vector<const ir::Spec*> outputs;       // distinct output specs of the producer's strategies
+    std::vector<int> output_of;                 // per producer strategy: its index in `outputs`
+    for (const auto& source : out_.nodes[from].strategies) output_of.push_back(distinct_index(outputs, &source.output));
+    std::vector<const StrategyInfo*> readers;   // a strategy per distinct way the consumer reads operand i
+    std::vector<int> reader_of;                 // per consumer strategy: its index in `readers`
+    for (const auto& target : out_.nodes[to].strategies) reader_of.push_back(distinct_reader(readers, target, i));
+    std::vector<int64_t> priced;                // per (output, reader) pair, row-major
+    for (const ir::Spec* output : outputs) {
+      for (const StrategyInfo* reader : readers) priced.push_back(read_cost(producer.type, *output, *reader, i, needs_grad));
+    }
     ProblemEdge edge{from, to, {}};
-    for (const auto& source : out_.nodes[from].strategies) {
-      for (const auto& target : out_.nodes[to].strategies) {
-        const costs::OperandUse use{producer.type, target.operands[i], target.grad_partial[i]};
-        auto cost = costs::edge_cost(model_, options_.mode, source.output, use, needs_grad, mesh_);
-        // A recomputed output reads its operands again: the forward resharding once more.
-        const auto again = target.recompute
-                               ? costs::edge_cost(model_, costs::Mode::inference, source.output, use, false, mesh_)
-                               : std::optional<int64_t>(0);
-        edge.costs.push_back(cost && again ? *cost + *again : kForbidden);
-      }
+    for (int a : output_of) {
+      for (int b : reader_of) edge.costs.push_back(priced[a * readers.size() + b]);
     }
     return edge;
   }
+
+  // Index of `spec` among `distinct` (compared by value), appended when new.
+  static int distinct_index(std::vector<const ir::Spec*>& distinct, const ir::Spec* spec) {
+    for (std::size_t k = 0; k < distinct.size(); ++k) {
+      if (*distinct[k] == *spec) return static_cast<int>(k);
+    }
+    distinct.push_back(spec);
+    return static_cast<int>(distinct.size() - 1);
+  }
+
+  // Index among `readers` of a strategy that reads operand i as `target`
+  // does (spec, gradient's partial axes, recomputation), appended when new.
+  static int distinct_reader(std::vector<const StrategyInfo*>& readers, const StrategyInfo& target, std::size_t i) {
+    for (std::size_t k = 0; k < readers.size(); ++k) {
+      const StrategyInfo& r = *readers[k];
+      if (r.recompute == target.recompute && r.operands[i] == target.operands[i] &&
+          r.grad_partial[i] == target.grad_partial[i]) {
+        return static_cast<int>(k);
+      }
+    }
+    readers.push_back(&target);
+    return static_cast<int>(readers.size() - 1);
+  }
+
+  // Cost of feeding a tensor of `type` produced as `output` to operand i of
+  // `reader` (kForbidden when unreachable). Layers repeat their edges, so
+  // each price is kept for the rest of the walk.
+  int64_t read_cost(const ir::TensorType& type, const ir::Spec& output, const StrategyInfo& reader, std::size_t i,
+                    bool needs_grad) {
+    ReadKey key{type.shape,           static_cast<int>(type.dtype), output,    reader.operands[i],
+                reader.grad_partial[i], needs_grad,                  reader.recompute};
+    const auto known = read_costs_.find(key);
+    if (known != read_costs_.end()) return known->second;
+    const costs::OperandUse use{type, reader.operands[i], reader.grad_partial[i]};
+    const auto cost = costs::edge_cost(model_, options_.mode, output, use, needs_grad, mesh_);
+    // A recomputed output reads its operands again: the forward resharding once more.
+    const auto again = reader.recompute ? costs::edge_cost(model_, costs::Mode::inference, output, use, false, mesh_)
+                                        : std::optional<int64_t>(0);
+    const int64_t price = cost && again ? *cost + *again : kForbidden;
+    read_costs_.emplace(std::move(key), price);
+    return price;
+  }
+
+  // What read_cost's price depends on, besides the lowering's mode, mesh and cost model.
+  struct ReadKey {
+    std::vector<int64_t> shape;     // the tensor's global extents
+    int dtype;                      // its ir::DType
+    ir::Spec output;                // the spec it is produced in
+    ir::Spec read;                  // the spec the operand is read in
+    std::vector<int> grad_partial;  // mesh axes the operand's gradient comes out partial on
+    bool needs_grad;                // whether a gradient flows back to the producer
+    bool recompute;                 // whether the reader reads it again to recompute its output
+    auto operator<=>(const ReadKey&) const = default;
+  };
 
   // Every spec of a tensor's own dims without partial sums: inputs that may arrive sharded, free outputs.
   std::vector<ir::Spec> tensor_specs(const ir::TensorType& type) const {
@@ -434,6 +492,7 @@ class GraphLowering {
   const ir::SpecSpace space_;           // the specs the cost model allows on this mesh
   Lowered out_;                         // what the walk builds
   const bool stores_;                   // training: each untied parameter has a storage node of its own
+  std::map<ReadKey, int64_t> read_costs_;  // read_cost's prices so far (kForbidden: unreachable)
   const bool offers_recompute_;         // under a budget in training, ops may recompute their outputs (synth/recompute.hpp)
   const ir::RecomputeSegments segments_;  // where recomputation may happen (empty when not offered)
 };
