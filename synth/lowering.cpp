@@ -492,9 +492,9 @@ class GraphLowering {
   const ir::SpecSpace space_;           // the specs the cost model allows on this mesh
   Lowered out_;                         // what the walk builds
   const bool stores_;                   // training: each untied parameter has a storage node of its own
-  std::map<ReadKey, int64_t> read_costs_;  // read_cost's prices so far (kForbidden: unreachable)
   const bool offers_recompute_;         // under a budget in training, ops may recompute their outputs (synth/recompute.hpp)
   const ir::RecomputeSegments segments_;  // where recomputation may happen (empty when not offered)
+  std::map<ReadKey, int64_t> read_costs_;  // read_cost's prices so far (kForbidden: unreachable)
 };
 
 }  // namespace
