@@ -1,6 +1,7 @@
 #include "synth/lowering.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -408,10 +409,16 @@ class GraphLowering {
     // operand i: each distinct pair is priced once.
     std::vector<const ir::Spec*> outputs;       // distinct output specs of the producer's strategies
     std::vector<int> output_of;                 // per producer strategy: its index in `outputs`
-    for (const auto& source : out_.nodes[from].strategies) output_of.push_back(distinct_index(outputs, &source.output));
+    for (const auto& source : out_.nodes[from].strategies) {
+      output_of.push_back(distinct_index(outputs, source.output, std::equal_to<ir::Spec>()));
+    }
     std::vector<const StrategyInfo*> readers;   // a strategy per distinct way the consumer reads operand i
     std::vector<int> reader_of;                 // per consumer strategy: its index in `readers`
-    for (const auto& target : out_.nodes[to].strategies) reader_of.push_back(distinct_reader(readers, target, i));
+    // Strategies read operand i alike with the same spec, gradient's partial axes and recomputation.
+    const auto reads_alike = [i](const StrategyInfo& a, const StrategyInfo& b) {
+      return a.recompute == b.recompute && a.operands[i] == b.operands[i] && a.grad_partial[i] == b.grad_partial[i];
+    };
+    for (const auto& target : out_.nodes[to].strategies) reader_of.push_back(distinct_index(readers, target, reads_alike));
     std::vector<int64_t> priced;                // per (output, reader) pair, row-major
     for (const ir::Spec* output : outputs) {
       for (const StrategyInfo* reader : readers) priced.push_back(read_cost(producer.type, *output, *reader, i, needs_grad));
@@ -423,27 +430,14 @@ class GraphLowering {
     return edge;
   }
 
-  // Index of `spec` among `distinct` (compared by value), appended when new.
-  static int distinct_index(std::vector<const ir::Spec*>& distinct, const ir::Spec* spec) {
+  // Index of the first of `distinct` that is `same` as `item`; `item` is appended when none is.
+  template <typename T, typename Same>
+  static int distinct_index(std::vector<const T*>& distinct, const T& item, Same same) {
     for (std::size_t k = 0; k < distinct.size(); ++k) {
-      if (*distinct[k] == *spec) return static_cast<int>(k);
+      if (same(*distinct[k], item)) return static_cast<int>(k);
     }
-    distinct.push_back(spec);
+    distinct.push_back(&item);
     return static_cast<int>(distinct.size() - 1);
-  }
-
-  // Index among `readers` of a strategy that reads operand i as `target`
-  // does (spec, gradient's partial axes, recomputation), appended when new.
-  static int distinct_reader(std::vector<const StrategyInfo*>& readers, const StrategyInfo& target, std::size_t i) {
-    for (std::size_t k = 0; k < readers.size(); ++k) {
-      const StrategyInfo& r = *readers[k];
-      if (r.recompute == target.recompute && r.operands[i] == target.operands[i] &&
-          r.grad_partial[i] == target.grad_partial[i]) {
-        return static_cast<int>(k);
-      }
-    }
-    readers.push_back(&target);
-    return static_cast<int>(readers.size() - 1);
   }
 
   // Cost of feeding a tensor of `type` produced as `output` to operand i of
