@@ -32,6 +32,14 @@ constexpr int kDualPatienceEpochs = 32;
 // 10, all three reached 49,952.8e6 (BENCHMARKS.md, "Issue 32: Z3's
 // encoding over classes").
 constexpr long kRestartAfterEpochs = 10;
+// There too: Z3 regions per application of the z3-region neighbourhood
+// (region_neighbourhood.hpp). One rather than four: on the contest's M, four
+// took 70% of the searches' CPU for 12 of 170 improvements (the branch and
+// bound 16% for 22), so the searches ran a quarter of the rounds, and fewer
+// restarts reached fewer basins. With one, M and S at 60 s were cheaper on
+// seeds 1-3 and the development set's large members' mean gap fell on both
+// seeds (BENCHMARKS.md, "Issue 32: one Z3 region a round").
+constexpr int kRegionAttemptsAlone = 1;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
@@ -137,7 +145,7 @@ AnytimeOptions anytime_options(const CegisOptions& options, std::optional<Clock:
   anytime.stall_rounds = exact_after ? (deadline ? 1000 : 4) : (deadline ? 0 : 400);
   if (exact_after && deadline) anytime.stall_ratio = 4;
   // Before the exact loop, Z3 works on the whole problem there instead.
-  anytime.region_attempts = exact_after ? 0 : 4;
+  anytime.region_attempts = exact_after ? 0 : kRegionAttemptsAlone;
   // The memory dual (memory_dual.hpp; BENCHMARKS.md, issue 33): where no
   // exact loop follows (problems too large for the LP) it is the bound under
   // the limit; before the exact loop (which runs the anytime search only
