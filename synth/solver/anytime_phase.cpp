@@ -34,11 +34,11 @@ constexpr int kDualPatienceEpochs = 32;
 constexpr long kRestartAfterEpochs = 10;
 // There too: Z3 regions per application of the z3-region neighbourhood
 // (region_neighbourhood.hpp). One rather than four: on the contest's M, four
-// took 70% of the searches' CPU for 12 of 170 improvements (the branch and
-// bound 16% for 22), so the searches ran a quarter of the rounds, and fewer
-// restarts reached fewer basins. With one, M and S at 60 s were cheaper on
-// seeds 1-3 and the development set's large members' mean gap fell on both
-// seeds (BENCHMARKS.md, "Issue 32: one Z3 region a round").
+// took 72% of the searches' time for 12 of 170 improvements (the branch and
+// bound 16% for 22), so in 40 s each search ran 250 rounds instead of 580,
+// and fewer restarts reached fewer basins. With one, M and S at 60 s were
+// cheaper on seeds 1-3, and the development set's large members' mean gap
+// fell on all three seeds (BENCHMARKS.md, "Issue 32: one Z3 region a round").
 constexpr int kRegionAttemptsAlone = 1;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
