@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include "synth/solver/local_search.hpp"
@@ -48,11 +47,11 @@ std::vector<int> grow_forest(const std::vector<std::vector<Incidence>>& incidenc
   return in;
 }
 
-// One tree of the forest: its nodes with parents first, and per node its
-// parent, the edge to it, and whether the parent is that edge's `from`.
+// One tree of the forest: its nodes with parents first (the Forest keeps
+// per node its parent, the edge to it, its index in `visit`, and whether
+// the parent is that edge's `from`).
 struct ForestTree {
-  std::vector<int> visit;                 // kernel nodes, root first, parents before children
-  std::unordered_map<int, int> local;     // kernel node -> index in `visit`
+  std::vector<int> visit;  // kernel nodes, root first, parents before children
 };
 
 }  // namespace
@@ -62,7 +61,7 @@ class LocalSearch::Forest {
  public:
   Forest(const LocalSearch& search, std::vector<int> in, const std::vector<std::vector<double>>* penalty)
       : s_(search), in_(std::move(in)), n_(static_cast<int>(in_.size())), seen_(n_, 0), tree_parent_(n_, -1),
-        parent_edge_(n_, -1), parent_is_from_(n_, 0) {
+        parent_edge_(n_, -1), parent_is_from_(n_, 0), local_(n_, -1) {
     unary_terms(penalty);
   }
 
@@ -83,7 +82,7 @@ class LocalSearch::Forest {
         tree.visit.push_back(inc.other);
       }
     }
-    for (std::size_t k = 0; k < tree.visit.size(); ++k) tree.local[tree.visit[k]] = static_cast<int>(k);
+    for (std::size_t k = 0; k < tree.visit.size(); ++k) local_[tree.visit[k]] = static_cast<int>(k);
     return tree;
   }
 
@@ -104,7 +103,7 @@ class LocalSearch::Forest {
     if (rt[arg] == kInf) return {};
     std::vector<int> pick(visit.size());
     pick[0] = arg;
-    for (std::size_t k = 1; k < visit.size(); ++k) pick[k] = best_child[k][pick[tree.local.at(tree_parent_[visit[k]])]];
+    for (std::size_t k = 1; k < visit.size(); ++k) pick[k] = best_child[k][pick[local_[tree_parent_[visit[k]]]]];
     // Same root strategy: only move when the subtree optimum beats the current one.
     if (arg == s_.x_[visit[0]]) {
       const double now = current_cost(tree);
@@ -118,19 +117,24 @@ class LocalSearch::Forest {
   void unary_terms(const std::vector<std::vector<double>>* penalty) {
     const Problem& kernel = s_.kernel_;
     unary_.resize(n_);
+    std::vector<int64_t> sum;  // per strategy: own cost plus the edges out of the forest, saturated
     for (int u = 0; u < n_; ++u) {
       if (!in_[u]) continue;
-      const int sizes = kernel.nodes[u].size();
-      unary_[u].assign(sizes, 0.0);
-      for (int s = 0; s < sizes; ++s) {
-        int64_t c = kernel.nodes[u].costs[s];
-        bool forbidden = c >= kForbidden;
-        for (const auto& inc : s_.incidences_[u]) {
-          if (forbidden || in_[inc.other]) continue;
-          c = cost_add(c, edge_cost(inc.edge, inc.is_from, s, s_.x_[inc.other]));
-          if (c >= kForbidden) forbidden = true;
-        }
-        unary_[u][s] = forbidden ? kInf : static_cast<double>(c) + (penalty ? (*penalty)[u][s] : 0.0);
+      const auto& own = kernel.nodes[u].costs;
+      sum.resize(own.size());
+      for (std::size_t s = 0; s < own.size(); ++s) sum[s] = own[s] >= kForbidden ? kForbidden : own[s];
+      for (const auto& inc : s_.incidences_[u]) {
+        if (in_[inc.other]) continue;
+        const auto& e = kernel.edges[inc.edge];
+        const std::size_t cols = kernel.nodes[e.to].costs.size();
+        const std::size_t other = static_cast<std::size_t>(s_.x_[inc.other]);
+        const int64_t* entry = inc.is_from ? e.costs.data() + other : e.costs.data() + other * cols;
+        const std::size_t stride = inc.is_from ? cols : 1;
+        for (std::size_t s = 0; s < sum.size(); ++s) sum[s] = cost_add(sum[s], entry[s * stride]);
+      }
+      unary_[u].resize(sum.size());
+      for (std::size_t s = 0; s < sum.size(); ++s) {
+        unary_[u][s] = sum[s] >= kForbidden ? kInf : static_cast<double>(sum[s]) + (penalty ? (*penalty)[u][s] : 0.0);
       }
     }
   }
@@ -149,7 +153,7 @@ class LocalSearch::Forest {
     const int p = tree_parent_[c];
     const int sp = s_.kernel_.nodes[p].size(), sc = s_.kernel_.nodes[c].size();
     best_child.assign(sp, 0);
-    auto& pt = total[tree.local.at(p)];
+    auto& pt = total[local_[p]];
     for (int a = 0; a < sp; ++a) {
       double best = kInf;
       int arg = s_.x_[c];
@@ -183,6 +187,7 @@ class LocalSearch::Forest {
   std::vector<int> tree_parent_;            // per kernel node: its parent in its tree (-1 = root)
   std::vector<int> parent_edge_;            // per kernel node: the kernel edge to its parent
   std::vector<char> parent_is_from_;        // per kernel node: whether the parent is that edge's `from`
+  std::vector<int> local_;                  // per kernel node: its index in its tree's `visit` (-1 = not in a tree yet)
   std::vector<std::vector<double>> unary_;  // per forest node and strategy: its unary term
 };
 

@@ -53,6 +53,21 @@ int64_t LocalSearch::local_cost(int u, int s) const {
   return c;
 }
 
+void LocalSearch::local_costs(int u, std::vector<int64_t>& out) const {
+  const auto& own = kernel_.nodes[u].costs;
+  out.resize(own.size());
+  for (std::size_t s = 0; s < own.size(); ++s) out[s] = own[s] >= kForbidden ? kForbidden : own[s];
+  for (const auto& inc : incidences_[u]) {
+    const auto& e = kernel_.edges[inc.edge];
+    const std::size_t cols = kernel_.nodes[e.to].costs.size();
+    const std::size_t other = static_cast<std::size_t>(x_[inc.other]);
+    // u picks the row (is_from): its strategies walk a column, else a row.
+    const int64_t* entry = inc.is_from ? e.costs.data() + other : e.costs.data() + other * cols;
+    const std::size_t stride = inc.is_from ? cols : 1;
+    for (std::size_t s = 0; s < out.size(); ++s) out[s] = cost_add(out[s], entry[s * stride]);
+  }
+}
+
 bool LocalSearch::move(int u, int s, bool force) {
   const int from = x_[u];
   if (from == s) return true;
@@ -74,13 +89,21 @@ long LocalSearch::descend(const std::vector<int>& order, const std::vector<std::
                           int max_visits) {
   long moves = 0;
   std::vector<std::pair<double, int>> candidates;
+  // A node none of whose neighbours moved since it was last scored, and
+  // which then had no better strategy or took its best one, has no better
+  // strategy now: it is skipped, with the same moves as scoring it. One
+  // whose best move was refused at a full slot stays stale, since moves
+  // elsewhere may make room for it.
+  std::vector<char> stale(kernel_.nodes.size(), 1);
   for (int visit = 0; visit < max_visits; ++visit) {
     long moved = 0;
     for (int u : order) {
       const int n = kernel_.nodes[u].size();
-      if (n < 2) continue;
+      if (n < 2 || !stale[u]) continue;
+      stale[u] = 0;
+      local_costs(u, scratch_);
       auto score = [&](int s) {
-        const int64_t c = local_cost(u, s);
+        const int64_t c = scratch_[s];
         if (c >= kForbidden) return std::numeric_limits<double>::infinity();
         return static_cast<double>(c) + (penalty ? (*penalty)[u][s] : 0.0);
       };
@@ -97,8 +120,10 @@ long LocalSearch::descend(const std::vector<int>& order, const std::vector<std::
       for (const auto& [v, s] : candidates) {
         if (move(u, s, !keep_limit)) {
           ++moved;
+          for (const auto& inc : incidences_[u]) stale[inc.other] = 1;
           break;
         }
+        stale[u] = 1;  // a better strategy was refused
       }
     }
     moves += moved;
@@ -140,12 +165,20 @@ bool LocalSearch::repair(const std::vector<std::vector<double>>* penalty, int ma
     compounds.clear();
     for (int u : covering(slot)) {
       const int64_t now_used = usage_at(u, x_[u], slot);
-      const int64_t now_cost = local_cost(u, x_[u]);
+      freed_.resize(kernel_.nodes[u].size());
+      bool frees = false;  // whether any strategy of u uses less at the slot
+      for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
+        freed_[s] = now_used - usage_at(u, s, slot);
+        frees = frees || freed_[s] > 0;
+      }
+      if (!frees) continue;
+      local_costs(u, scratch_);
+      const int64_t now_cost = scratch_[x_[u]];
       const double now_pen = penalty ? (*penalty)[u][x_[u]] : 0.0;
       for (int s = 0; s < kernel_.nodes[u].size(); ++s) {
-        const int64_t freed = now_used - usage_at(u, s, slot);
+        const int64_t freed = freed_[s];
         if (freed <= 0) continue;
-        const int64_t c = local_cost(u, s);
+        const int64_t c = scratch_[s];
         if (c >= kForbidden) continue;
         const double extra = static_cast<double>(c - now_cost) + (penalty ? (*penalty)[u][s] - now_pen : 0.0);
         candidates.push_back({extra / static_cast<double>(freed), u, s, -1});

@@ -36,6 +36,9 @@ class LocalSearch {
   // Cost of node u taking strategy s with its neighbours as they are now
   // (kForbidden when a term is forbidden).
   int64_t local_cost(int u, int s) const;
+  // local_cost(u, s) for every strategy s of u at once, into `out` (one
+  // pass over u's edges: each table is read along a row or a column).
+  void local_costs(int u, std::vector<int64_t>& out) const;
   // Applies the move; returns false and changes nothing when it would push
   // a slot it raises over the limit (never when `force`).
   bool move(int u, int s, bool force = false);
@@ -89,6 +92,8 @@ class LocalSearch {
   // nodes per tree node (a stabbing query walks one leaf-to-root path).
   std::vector<std::vector<int>> cover_;
   std::vector<int> stamp_;  // per node: the last query that collected it
+  std::vector<int64_t> scratch_;  // local_costs of the node being visited (descend, repair)
+  std::vector<int64_t> freed_;    // per strategy of the node being priced: usage it frees at the repair's slot
   int query_ = 0;           // stamp of the current query
 };
 

@@ -140,6 +140,65 @@ TEST_CASE("LocalSearch_MovesRepairAndForestMovesKeepTheProfileTrue") {
   CHECK(repaired >= 100);
 }
 
+TEST_CASE("LocalSearch_LocalCostsOfAllStrategiesMatchThemOneAtATime") {
+  std::mt19937 rng(31u);
+  int compared = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Problem p = binding_problem(rng, 10);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    CAPTURE(i);
+    LocalSearch ls(f);
+    Assignment x(f.kernel.nodes.size());
+    for (std::size_t u = 0; u < x.size(); ++u) x[u] = static_cast<int>(rng() % f.kernel.nodes[u].size());
+    ls.set(x);
+    std::vector<int64_t> all;
+    for (int u = 0; u < static_cast<int>(x.size()); ++u) {
+      ls.local_costs(u, all);
+      REQUIRE(all.size() == f.kernel.nodes[u].costs.size());
+      for (int s = 0; s < static_cast<int>(all.size()); ++s) CHECK(all[s] == ls.local_cost(u, s));
+      ++compared;
+    }
+  }
+  CHECK(compared >= 500);
+}
+
+TEST_CASE("LocalSearch_DescentEndsWhereNoSingleMoveIsCheaperOrNoneThatIsFits") {
+  // The descent skips nodes whose neighbours did not move since they were
+  // scored; where it ends, still no node at an allowed choice has a cheaper
+  // strategy (forced moves), or none that fits (moves that must fit).
+  std::mt19937 rng(37u);
+  int limited = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    const FoldedProblem f = fold_problem(p);
+    if (f.infeasible || f.kernel.nodes.empty()) continue;
+    CAPTURE(i);
+    const int n = static_cast<int>(f.kernel.nodes.size());
+    std::vector<int> order(n);
+    for (int k = 0; k < n; ++k) order[k] = k;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (const bool keep_limit : {false, true}) {
+      LocalSearch ls(f);
+      ls.set(Assignment(n, 0));
+      if (keep_limit && !ls.repair(nullptr, 1000)) continue;
+      limited += keep_limit;
+      ls.descend(order, nullptr, keep_limit);
+      for (int u = 0; u < n; ++u) {
+        const int64_t here = ls.local_cost(u, ls.assignment()[u]);
+        if (here >= kForbidden) continue;  // the descent leaves a forbidden choice as it is (no margin below it)
+        for (int s = 0; s < f.kernel.nodes[u].size(); ++s) {
+          if (ls.local_cost(u, s) >= here) continue;
+          CHECK(keep_limit);  // forced moves: nothing cheaper is left
+          LocalSearch probe = ls;
+          CHECK_FALSE(probe.move(u, s));  // it does not fit
+        }
+      }
+    }
+  }
+  CHECK(limited >= 50);
+}
+
 namespace {
 
 // Calls `check(p, f, ls)` on `count` random binding problems of `nodes`
