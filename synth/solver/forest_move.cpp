@@ -98,7 +98,7 @@ class LocalSearch::Forest {
     const auto& rt = total[0];
     int arg = s_.x_[visit[0]];
     for (int s = 0; s < static_cast<int>(rt.size()); ++s) {
-      if (rt[s] < rt[arg] - 1e-9 * (1.0 + std::abs(rt[arg]))) arg = s;
+      if (strictly_below(rt[s], rt[arg])) arg = s;
     }
     if (rt[arg] == kInf) return {};
     std::vector<int> pick(visit.size());
@@ -107,7 +107,7 @@ class LocalSearch::Forest {
     // Same root strategy: only move when the subtree optimum beats the current one.
     if (arg == s_.x_[visit[0]]) {
       const double now = current_cost(tree);
-      if (!(rt[arg] < now - 1e-9 * (1.0 + std::abs(now)))) return {};
+      if (!strictly_below(rt[arg], now)) return {};
     }
     return pick;
   }

@@ -112,8 +112,7 @@ long LocalSearch::descend(const std::vector<int>& order, const std::vector<std::
       for (int s = 0; s < n; ++s) {
         if (s == x_[u]) continue;
         const double v = score(s);
-        // Strictly better by a margin that floating point noise cannot fake.
-        if (v < here - 1e-9 * (1.0 + std::abs(here))) candidates.emplace_back(v, s);
+        if (strictly_below(v, here)) candidates.emplace_back(v, s);
       }
       if (candidates.empty()) continue;
       std::sort(candidates.begin(), candidates.end());

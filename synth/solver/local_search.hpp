@@ -7,6 +7,7 @@
 // the usage rows, priced per strategy), which guides moves without changing
 // what the assignment costs.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -16,6 +17,12 @@
 #include "synth/solver/usage_profile.hpp"
 
 namespace shardsynth::synth {
+
+// Whether priced cost `v` is below `ref` by a margin that floating point
+// noise cannot fake; anything finite is below an infinite (forbidden) `ref`.
+inline bool strictly_below(double v, double ref) {
+  return std::isinf(ref) ? v < ref : v < ref - 1e-9 * (1.0 + std::abs(ref));
+}
 
 class LocalSearch {
  public:
