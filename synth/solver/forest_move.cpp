@@ -115,23 +115,11 @@ class LocalSearch::Forest {
  private:
   // Unary terms: own cost, penalty, and edges to nodes outside the forest.
   void unary_terms(const std::vector<std::vector<double>>* penalty) {
-    const Problem& kernel = s_.kernel_;
     unary_.resize(n_);
     std::vector<int64_t> sum;  // per strategy: own cost plus the edges out of the forest, saturated
     for (int u = 0; u < n_; ++u) {
       if (!in_[u]) continue;
-      const auto& own = kernel.nodes[u].costs;
-      sum.resize(own.size());
-      for (std::size_t s = 0; s < own.size(); ++s) sum[s] = own[s] >= kForbidden ? kForbidden : own[s];
-      for (const auto& inc : s_.incidences_[u]) {
-        if (in_[inc.other]) continue;
-        const auto& e = kernel.edges[inc.edge];
-        const std::size_t cols = kernel.nodes[e.to].costs.size();
-        const std::size_t other = static_cast<std::size_t>(s_.x_[inc.other]);
-        const int64_t* entry = inc.is_from ? e.costs.data() + other : e.costs.data() + other * cols;
-        const std::size_t stride = inc.is_from ? cols : 1;
-        for (std::size_t s = 0; s < sum.size(); ++s) sum[s] = cost_add(sum[s], entry[s * stride]);
-      }
+      s_.local_costs(u, sum, &in_);
       unary_[u].resize(sum.size());
       for (std::size_t s = 0; s < sum.size(); ++s) {
         unary_[u][s] = sum[s] >= kForbidden ? kInf : static_cast<double>(sum[s]) + (penalty ? (*penalty)[u][s] : 0.0);

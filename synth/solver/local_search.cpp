@@ -53,11 +53,12 @@ int64_t LocalSearch::local_cost(int u, int s) const {
   return c;
 }
 
-void LocalSearch::local_costs(int u, std::vector<int64_t>& out) const {
+void LocalSearch::local_costs(int u, std::vector<int64_t>& out, const std::vector<int>* leave_out) const {
   const auto& own = kernel_.nodes[u].costs;
   out.resize(own.size());
   for (std::size_t s = 0; s < own.size(); ++s) out[s] = own[s] >= kForbidden ? kForbidden : own[s];
   for (const auto& inc : incidences_[u]) {
+    if (leave_out && (*leave_out)[inc.other]) continue;
     const auto& e = kernel_.edges[inc.edge];
     const std::size_t cols = kernel_.nodes[e.to].costs.size();
     const std::size_t other = static_cast<std::size_t>(x_[inc.other]);

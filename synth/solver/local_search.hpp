@@ -44,8 +44,9 @@ class LocalSearch {
   // (kForbidden when a term is forbidden).
   int64_t local_cost(int u, int s) const;
   // local_cost(u, s) for every strategy s of u at once, into `out` (one
-  // pass over u's edges: each table is read along a row or a column).
-  void local_costs(int u, std::vector<int64_t>& out) const;
+  // pass over u's edges: each table is read along a row or a column),
+  // leaving out the edges to the nodes v with (*leave_out)[v] set.
+  void local_costs(int u, std::vector<int64_t>& out, const std::vector<int>* leave_out = nullptr) const;
   // Applies the move; returns false and changes nothing when it would push
   // a slot it raises over the limit (never when `force`).
   bool move(int u, int s, bool force = false);
