@@ -331,7 +331,9 @@ long epoch_length(const AnytimeOptions& options, long run) {
 bool stops_early(const AnytimeOptions& options, bool improved, long epoch, long improved_at, long& stalled,
                  AnytimeResult& result) {
   stalled = improved ? 0 : stalled + epoch;
-  if (options.stall_rounds > 0 && stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
+  const bool may_stall = options.stall_below <= 0 || result.best_cost <= options.stall_below;
+  if (options.stall_rounds > 0 && may_stall &&
+      stalled >= std::max<double>(options.stall_rounds, options.stall_ratio * improved_at)) {
     result.stop_reason = "stalled";
     return true;
   }

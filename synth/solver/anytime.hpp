@@ -35,6 +35,7 @@ struct AnytimeOptions {
   long epoch_rounds = 1;                                           // rounds each search runs between exchanges
   long stall_rounds = 200;                                         // stop when no plan improved for this many rounds (0 = never)
   double stall_ratio = 0;                                          // with stall_rounds: stop only once the rounds without improvement are also at least this times the rounds run up to the last improvement (0 = stall_rounds alone)
+  int64_t stall_below = 0;                                         // with stall_rounds: the stall rule applies only while the best plan costs at most this (0 = always), a cost of the problem
   int region_attempts = 4;                                         // Z3 region searches per round (region_cegis.hpp); 0 = none
   Assignment start;                                                // a plan of the problem found elsewhere, the plan to beat (empty = none)
   int64_t good_enough = 0;                                         // stop once the best plan costs at most this (0 = never), checked between epochs

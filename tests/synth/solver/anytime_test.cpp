@@ -577,6 +577,37 @@ TEST_CASE("anytime_search_StallsOnlyAfterRatioTimesTheRoundsToItsLastImprovement
   CHECK(ratio_decided >= 5);
 }
 
+TEST_CASE("anytime_search_StallsOnlyOnceItsBestPlanIsAtMostStallBelow") {
+  // The same searches with stall_below: where the best plan stays above
+  // it, the stall rule never stops the search (the rounds' cap does);
+  // where it is reached, the search stalls as it would without it.
+  std::mt19937 rng(43u);
+  int held = 0, reached = 0;
+  for (int i = 0; i < 40; ++i) {
+    const Problem p = binding_problem(rng, 12);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.seed = static_cast<uint64_t>(i);
+    options.region_attempts = 0;
+    options.stall_rounds = 2;
+    options.max_rounds = 60;
+    const AnytimeResult free = anytime_search(p, options, {});
+    if (free.stop_reason != "stalled") continue;
+    options.stall_below = free.best_cost - 1;  // below every plan the search finds
+    const AnytimeResult held_up = anytime_search(p, options, {});
+    CHECK(held_up.stop_reason == "rounds");
+    CHECK(held_up.best_cost == free.best_cost);
+    held += held_up.stop_reason == "rounds";
+    options.stall_below = free.best_cost;
+    const AnytimeResult at = anytime_search(p, options, {});
+    CHECK(at.stop_reason == "stalled");
+    CHECK(at.rounds == free.rounds);
+    reached += at.stop_reason == "stalled";
+  }
+  MESSAGE(held << " searches ran to the rounds' cap above stall_below, " << reached << " stalled at it");
+  CHECK(held >= 10);
+}
+
 }  // namespace shardsynth::synth
 
 namespace shardsynth::synth {
