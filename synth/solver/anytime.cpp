@@ -354,20 +354,30 @@ bool may_run_ahead(const AnytimeOptions& options, std::size_t searches, const Me
          options.adopt_after <= 0 && options.relink_every <= 0 && options.keep_after <= 0;
 }
 
+// The bookkeeping of the epochs, kept across the switch from lock-step
+// epochs to searches that run ahead (anytime_search).
+struct EpochState {
+  long run = 0;                  // rounds run by each search
+  long stalled = 0;              // rounds (of each search) since the last improvement
+  long improved_at = 0;          // `run` at the last improvement
+  long retired = 0;              // rounds run by searches left behind (keep_after, restart_after)
+  std::vector<long> born;        // per search: the epoch round it started at
+  uint64_t next_seed = 0;        // the seed of the next fresh search (restart_after)
+  Elite elite;                   // the plan that lagging searches adopt (adopt_after), and the laggards' records
+};
+
 // The epochs of searches that run ahead (may_run_ahead), taken in order
 // and treated as the lock-step loop in anytime_search treats its epochs:
 // the same plans, restarts, bounds and stops for a seed. At the deadline,
 // the plans of the epochs run past the last one taken are reported too.
 void run_ahead(const Problem& problem, const FoldedProblem& folded, const AnytimeOptions& options,
-               std::vector<std::unique_ptr<LagrangianSearch>> searches, Clock::time_point begin,
+               std::vector<std::unique_ptr<LagrangianSearch>> searches, EpochState& state, Clock::time_point begin,
                const AnytimeCallback& on_step, AnytimeResult& result) {
   const std::size_t count = searches.size();
-  uint64_t next_seed = options.seed + count;  // the seed of the next fresh search (restart_after)
-  EpochWorkers workers(std::move(searches), options.epoch_rounds, options.max_rounds, options.lead_epochs);
+  const long rounds_left = options.max_rounds > 0 ? options.max_rounds - state.run : 0;  // per search (0 = no limit)
+  EpochWorkers workers(std::move(searches), options.epoch_rounds, rounds_left, options.lead_epochs);
   std::vector<std::vector<KernelPlan>> found(count);
-  std::vector<long> born(count, 0);  // per search: the epoch round it started at
-  long run = 0, stalled = 0, improved_at = 0, retired = 0;
-  Elite elite;
+  auto& [run, stalled, improved_at, retired, born, next_seed, elite] = state;
   while (!out_of_time(options)) {
     if (options.max_rounds > 0 && run >= options.max_rounds) {
       result.stop_reason = "rounds";
@@ -432,24 +442,28 @@ AnytimeResult anytime_search(const Problem& problem, const AnytimeOptions& optio
     result.best_cost = start_cost;
     for (auto& s : searches) s->beat(start_cost - folded.constant);
   }
+  EpochState state;
+  state.born.assign(searches.size(), 0);
+  state.next_seed = options.seed + searches.size();
   if (may_run_ahead(options, searches.size(), dual.get())) {
-    run_ahead(problem, folded, options, std::move(searches), begin, on_step, result);
+    run_ahead(problem, folded, options, std::move(searches), state, begin, on_step, result);
     return result;
   }
   std::vector<std::vector<KernelPlan>> found(searches.size());
-  long stalled = 0;       // rounds (of each search) since the last improvement
-  long run = 0;           // rounds run by each search
-  long improved_at = 0;   // `run` at the last improvement
+  auto& [run, stalled, improved_at, retired, born, next_seed, elite] = state;
   bool dual_on = !options.dual_after_stall;  // whether the dual runs in the next epoch
   long dual_idle = 0;                        // epochs in a row that the dual ran without a cheaper plan
   bool dual_left = false;                    // the dual left for good (dual_patience)
-  Elite elite;            // the plan that lagging searches adopt (adopt_after)
-  long retired = 0;       // rounds run by searches left behind (keep_after, restart_after)
-  std::vector<long> born(searches.size(), 0);  // per search: the epoch round it started at
-  uint64_t next_seed = options.seed + searches.size();  // the seed of the next fresh search (restart_after)
   while (!out_of_time(options)) {
     if (options.max_rounds > 0 && run >= options.max_rounds) {
       result.stop_reason = "rounds";
+      return result;
+    }
+    // Once the dual has left for good, nothing passes into the searches
+    // that run ahead would not pass either: the same plans, sooner, as
+    // each search no longer waits at every epoch for the slower one.
+    if (dual_left && may_run_ahead(options, searches.size(), nullptr)) {
+      run_ahead(problem, folded, options, std::move(searches), state, begin, on_step, result);
       return result;
     }
     const bool dual_ran = dual && dual_on;

@@ -152,6 +152,47 @@ TEST_CASE("anytime_search_SearchesThatRunAheadGiveTheLockStepsPlansRestartsAndBo
   CHECK(restarts >= 5);
 }
 
+TEST_CASE("anytime_search_SearchesThatRunAheadOnceTheDualLeavesGiveTheLockStepsPlans") {
+  // With the memory dual leaving after two idle epochs, two searches run
+  // ahead from then on (lead_epochs 64) or stay in lock-step (0): the
+  // same steps, rounds, bound and stop, with the rounds' cap and the stall
+  // rule counted from the start.
+  std::mt19937 rng(67u);
+  int capped = 0, stalled = 0;
+  for (int i = 0; i < 20; ++i) {
+    const Problem p = dear_binding_problem(rng);
+    CAPTURE(i);
+    AnytimeOptions options;
+    options.threads = 2;
+    options.seed = static_cast<uint64_t>(i);
+    options.stall_rounds = i % 2 == 0 ? 0 : 6;  // where 6, a stall may end it after the switch
+    options.region_attempts = 0;
+    options.dual_steps = 2;
+    options.dual_patience = 2;
+    options.epoch_rounds = 1 + i % 2;
+    options.max_rounds = 40;
+    using Step = std::tuple<int64_t, int, long>;
+    auto steps_with = [&](int lead, AnytimeResult& result) {
+      std::vector<Step> steps;
+      options.lead_epochs = lead;
+      result = anytime_search(p, options, [&](const AnytimeStep& s) { steps.push_back({s.cost, s.search, s.round}); });
+      return steps;
+    };
+    AnytimeResult lock_step, ahead;
+    const std::vector<Step> expected = steps_with(0, lock_step);
+    CHECK(steps_with(64, ahead) == expected);
+    CHECK(ahead.best == lock_step.best);
+    CHECK(ahead.rounds == lock_step.rounds);
+    CHECK(ahead.lower_bound == lock_step.lower_bound);
+    CHECK(ahead.stop_reason == lock_step.stop_reason);
+    capped += lock_step.stop_reason == "rounds" && lock_step.rounds == 2 * options.max_rounds;
+    stalled += lock_step.stop_reason == "stalled";
+  }
+  MESSAGE(capped << " runs stopped at the rounds' cap, " << stalled << " stalled");
+  CHECK(capped >= 5);
+  CHECK(stalled >= 3);
+}
+
 TEST_CASE("anytime_search_SearchesThatRunAheadStopAtTheDeadlineWithTheirPlansReported") {
   // Searches running ahead with no round limit, cut by a deadline: the
   // run ends "time limit", and every step, the epochs' run ahead included,
