@@ -48,6 +48,18 @@ AnytimeCallback falling_steps(const Problem& p, std::vector<int64_t>& costs) {
   };
 }
 
+// A step's cost, the search that found it and its round.
+using Step = std::tuple<int64_t, int, long>;
+
+// The steps of anytime_search on `p` with the searches up to `lead` epochs
+// ahead of the exchange (0 = lock-step); its result in `result`.
+std::vector<Step> steps_with_lead(const Problem& p, AnytimeOptions options, int lead, AnytimeResult& result) {
+  std::vector<Step> steps;
+  options.lead_epochs = lead;
+  result = anytime_search(p, options, [&](const AnytimeStep& s) { steps.push_back({s.cost, s.search, s.round}); });
+  return steps;
+}
+
 }  // namespace
 
 TEST_CASE("anytime_search_StopsAfterMaxRoundsAndRepeatsItselfWhenSearchesShareOrRace") {
@@ -128,18 +140,11 @@ TEST_CASE("anytime_search_SearchesThatRunAheadGiveTheLockStepsPlansRestartsAndBo
     options.threads = 2 + i % 2;
     options.epoch_rounds = 1 + i % 3;
     options.max_rounds = 11;  // the last epoch cut short where epochs are 2 or 3 rounds
-    using Step = std::tuple<int64_t, int, long>;
-    auto steps_with = [&](int lead, AnytimeResult& result) {
-      std::vector<Step> steps;
-      options.lead_epochs = lead;
-      result = anytime_search(p, options, [&](const AnytimeStep& s) { steps.push_back({s.cost, s.search, s.round}); });
-      return steps;
-    };
     AnytimeResult lock_step, ahead;
-    const std::vector<Step> expected = steps_with(0, lock_step);
+    const std::vector<Step> expected = steps_with_lead(p, options, 0, lock_step);
     for (int lead : {1, 3, 64}) {
       CAPTURE(lead);
-      CHECK(steps_with(lead, ahead) == expected);
+      CHECK(steps_with_lead(p, options, lead, ahead) == expected);
       CHECK(ahead.best == lock_step.best);
       CHECK(ahead.rounds == lock_step.rounds);
       CHECK(ahead.restarts == lock_step.restarts);
@@ -171,16 +176,9 @@ TEST_CASE("anytime_search_SearchesThatRunAheadOnceTheDualLeavesGiveTheLockStepsP
     options.dual_patience = 2;
     options.epoch_rounds = 1 + i % 2;
     options.max_rounds = 40;
-    using Step = std::tuple<int64_t, int, long>;
-    auto steps_with = [&](int lead, AnytimeResult& result) {
-      std::vector<Step> steps;
-      options.lead_epochs = lead;
-      result = anytime_search(p, options, [&](const AnytimeStep& s) { steps.push_back({s.cost, s.search, s.round}); });
-      return steps;
-    };
     AnytimeResult lock_step, ahead;
-    const std::vector<Step> expected = steps_with(0, lock_step);
-    CHECK(steps_with(64, ahead) == expected);
+    const std::vector<Step> expected = steps_with_lead(p, options, 0, lock_step);
+    CHECK(steps_with_lead(p, options, 64, ahead) == expected);
     CHECK(ahead.best == lock_step.best);
     CHECK(ahead.rounds == lock_step.rounds);
     CHECK(ahead.lower_bound == lock_step.lower_bound);

@@ -550,6 +550,19 @@ TEST_CASE("anytime_search_PublishesEachRiseOfItsLowerBoundAsItIsProven") {
 }  // namespace shardsynth::synth
 
 namespace shardsynth::synth {
+namespace {
+
+// One search with seed `seed`, without Z3 regions, stalled after two
+// rounds without improvement (the stall rule's tests).
+AnytimeOptions quickly_stalling_search(int seed) {
+  AnytimeOptions options;
+  options.seed = static_cast<uint64_t>(seed);
+  options.region_attempts = 0;
+  options.stall_rounds = 2;
+  return options;
+}
+
+}  // namespace
 
 TEST_CASE("anytime_search_StallsOnlyAfterRatioTimesTheRoundsToItsLastImprovement") {
   // One search, one round an epoch: it stops, stalled, exactly
@@ -560,10 +573,7 @@ TEST_CASE("anytime_search_StallsOnlyAfterRatioTimesTheRoundsToItsLastImprovement
   for (int i = 0; i < 60; ++i) {
     const Problem p = binding_problem(rng, 12);
     CAPTURE(i);
-    AnytimeOptions options;
-    options.seed = static_cast<uint64_t>(i);
-    options.region_attempts = 0;
-    options.stall_rounds = 2;
+    AnytimeOptions options = quickly_stalling_search(i);
     options.stall_ratio = 3;
     long last = 0;
     const AnytimeResult r = anytime_search(p, options, [&](const AnytimeStep& step) { last = step.round; });
@@ -586,10 +596,7 @@ TEST_CASE("anytime_search_StallsOnlyOnceItsBestPlanIsAtMostStallBelow") {
   for (int i = 0; i < 40; ++i) {
     const Problem p = binding_problem(rng, 12);
     CAPTURE(i);
-    AnytimeOptions options;
-    options.seed = static_cast<uint64_t>(i);
-    options.region_attempts = 0;
-    options.stall_rounds = 2;
+    AnytimeOptions options = quickly_stalling_search(i);
     options.max_rounds = 60;
     const AnytimeResult free = anytime_search(p, options, {});
     if (free.stop_reason != "stalled") continue;
