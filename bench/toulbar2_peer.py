@@ -1042,7 +1042,11 @@ def main(argv: list[str]) -> int:
         return 2
     settings = Settings(args.time_limit, args.seed, args.memory, args.search, args.round_seconds, args.verbose,
                         args.escalations, args.theta, args.lagrangian_share)
-    p = load_problem(args.problem)
+    try:
+        p = load_problem(args.problem)
+    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError) as e:
+        print(f"toulbar2_peer: {args.problem}: not a readable IOPDDL problem ({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
     kernel = Kernel(p)
     peer: Peer | None = None
     if not kernel.infeasible:
@@ -1056,7 +1060,11 @@ def main(argv: list[str]) -> int:
     if cost != peer.best_cost or not fits(p, usage_profile(p, plan)):
         raise AssertionError(f"the expanded plan costs {cost}, not {peer.best_cost}, or does not fit")
     if args.solution:
-        write_plan(args.solution, plan)
+        try:
+            write_plan(args.solution, plan)
+        except OSError as e:
+            print(f"toulbar2_peer: --solution {args.solution}: {e.strerror}", file=sys.stderr)
+            return 2
     if peer.optimal:
         print(f"toulbar2_peer: proven optimal ({peer.solves} toulbar2 solves)", file=sys.stderr)
     print(f"best {cost}", flush=True)

@@ -58,12 +58,31 @@ def check(root: str, synth: str, tmp: str, seed: int, nodes: int, factor: float,
     return failures
 
 
+def check_bad_input(root: str, tmp: str) -> list[str]:
+    """A missing, malformed or incomplete problem file: exit 2 and one line on stderr, no traceback."""
+    malformed = os.path.join(tmp, "malformed.json")
+    with open(malformed, "w") as f:
+        f.write("not json\n")
+    incomplete = os.path.join(tmp, "incomplete.json")
+    with open(incomplete, "w") as f:
+        f.write('{"problem": {"nodes": 3}}\n')
+    failures = []
+    for path in (os.path.join(tmp, "missing.json"), malformed, incomplete):
+        run = subprocess.run([sys.executable, os.path.join(root, "bench", "toulbar2_peer.py"), path,
+                              "--time-limit", "1"], capture_output=True, text=True, timeout=60)
+        lines = run.stderr.strip().splitlines()
+        if run.returncode != 2 or len(lines) != 1 or path not in lines[0] or run.stdout:
+            failures.append(f"{path}: exit {run.returncode}, stderr {lines}, stdout {run.stdout!r}")
+    return failures
+
+
 def main() -> int:
     root, synth = sys.argv[1], sys.argv[2]
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed, nodes, factor, extra in CASES:
             failures += check(root, synth, tmp, seed, nodes, factor, extra)
+        failures += check_bad_input(root, tmp)
     for failure in failures:
         print(f"toulbar2_peer_test: {failure}", file=sys.stderr)
     return 1 if failures else 0
