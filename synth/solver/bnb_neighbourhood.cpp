@@ -17,36 +17,32 @@ bool out_of_time(const NeighbourhoodContext& context) {
   return (context.deadline && std::chrono::steady_clock::now() >= *context.deadline) || interrupt_requested();
 }
 
-// The region: on even attempts with a limit, a window around a tight slot
-// (tight_window); otherwise one cluster around any node.
+// Nodes live at the first fullest slot of the incumbent (empty without a limit).
+std::vector<int> live_at_peak(NeighbourhoodContext& context) {
+  const UsageProfile& profile = context.incumbent.profile();
+  if (!context.folded.usage_limit || profile.slots() == 0) return {};
+  return context.incumbent.covering(profile.first_above(0, profile.slots(), profile.max() - 1));
+}
+
+// The region: on even attempts with a limit, two clusters of half the size
+// around two nodes live at the fullest slot, so that the region can trade
+// memory there between parts of the graph far apart; otherwise one
+// cluster around any node.
 std::vector<int> choose_region(NeighbourhoodContext& context, std::mt19937_64& rng, int attempt, int size) {
-  std::vector<int> region =
-      attempt % 2 == 0 ? tight_window(context.folded, context.incumbent, size, rng) : std::vector<int>{};
-  if (!region.empty()) return region;
   const Problem& kernel = context.folded.kernel;
+  const auto& incidences = context.incumbent.incidences();
   const int n = static_cast<int>(kernel.nodes.size());
-  return grow_region(kernel, context.incumbent.incidences(), static_cast<int>(rng() % n), size, rng);
+  const std::vector<int> live = attempt % 2 == 0 ? live_at_peak(context) : std::vector<int>{};
+  if (live.size() < 2) return grow_region(kernel, incidences, static_cast<int>(rng() % n), size, rng);
+  std::vector<int> region = grow_region(kernel, incidences, live[rng() % live.size()], size / 2, rng);
+  const std::vector<int> other = grow_region(kernel, incidences, live[rng() % live.size()], size - size / 2, rng);
+  region.insert(region.end(), other.begin(), other.end());
+  std::sort(region.begin(), region.end());
+  region.erase(std::unique(region.begin(), region.end()), region.end());
+  return region;
 }
 
 }  // namespace
-
-std::vector<int> tight_window(const FoldedProblem& folded, LocalSearch& incumbent, int size, std::mt19937_64& rng) {
-  const UsageProfile& profile = incumbent.profile();
-  if (!folded.usage_limit || profile.slots() == 0) return {};
-  const std::vector<int64_t> usage = profile.values();
-  const auto tight_from = static_cast<int64_t>(static_cast<long double>(*folded.usage_limit) * kTightShare);
-  std::vector<int> tight;
-  for (int slot = 0; slot < static_cast<int>(usage.size()); ++slot) {
-    if (usage[slot] >= tight_from) tight.push_back(slot);
-  }
-  const int slot = tight.empty() ? profile.first_above(0, profile.slots(), profile.max() - 1)
-                                 : tight[rng() % tight.size()];
-  std::vector<int> seeds = incumbent.covering(slot);
-  if (seeds.empty()) return {};
-  std::shuffle(seeds.begin(), seeds.end(), rng);
-  seeds.resize(std::min<std::size_t>(seeds.size(), static_cast<std::size_t>(std::max(1, size / 2))));
-  return grow_region(folded.kernel, incumbent.incidences(), seeds, size, rng);
-}
 
 NeighbourhoodOutcome BnbNeighbourhood::apply(NeighbourhoodContext& context) {
   NeighbourhoodOutcome out;

@@ -1,13 +1,11 @@
 #pragma once
 // The propagating branch and bound (region_bnb.hpp) on regions of the
 // incumbent, as a neighbourhood: a few regions solved with the rest fixed
-// under a budget of work. Every other region is a window around a tight
-// slot (tight_window), so that it can trade memory there between the
-// nodes that hold it, however far apart in the graph (the neighbourhood
-// of the contest's first place; it beat two clusters around two nodes
-// live at the fullest slot at equal rounds, BENCHMARKS.md, "Issue 32:
-// windows around tight slots"); the others are one cluster around any
-// node. The region size adapts as in CP-SAT's and toulbar2's
+// under a budget of work. Every other region is two clusters of half the
+// size around two nodes live at the fullest slot, so that it can trade
+// memory there between parts of the graph far apart (on M this beat one
+// cluster at equal rounds, BENCHMARKS.md); the others are one cluster
+// around any node. The region size adapts as in CP-SAT's and toulbar2's
 // neighbourhood searches: it grows by a quarter when a search finishes
 // within the budget and shrinks by a fifth when the budget runs out. It
 // sits out the first kBnbWarmUp rounds.
@@ -17,21 +15,10 @@
 // from 48.49e9 to 47.16e9 at equal rounds, BENCHMARKS.md).
 #include <cstdint>
 #include <random>
-#include <vector>
 
 #include "synth/solver/neighbourhood.hpp"
 
 namespace shardsynth::synth {
-
-// A slot is tight when the incumbent's usage there is at least this share
-// of the limit (the share the contest's first place's windows start from).
-inline constexpr long double kTightShare = 0.95L;
-
-// A region of `size` nodes (fewer when the kernel has fewer) around a slot
-// drawn among `incumbent`'s tight ones (the first fullest slot when none is):
-// up to half of them drawn from the nodes live there, the rest grown
-// breadth first from those. Empty without a usage limit.
-std::vector<int> tight_window(const FoldedProblem& folded, LocalSearch& incumbent, int size, std::mt19937_64& rng);
 
 // Mixed into the search's seed for the neighbourhood's own random stream.
 inline constexpr uint64_t kBnbStream = 0x9e3779b97f4a7c15ULL;

@@ -68,18 +68,9 @@ std::optional<unsigned> next_check_rlimit(const z3::solver& solver, RegionRlimit
 
 std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences, int seed, int size,
                              std::mt19937_64& rng) {
-  return grow_region(kernel, incidences, std::vector<int>{seed}, size, rng);
-}
-
-std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences,
-                             const std::vector<int>& seeds, int size, std::mt19937_64& rng) {
-  std::vector<int> region;
+  std::vector<int> region{seed};
   std::vector<char> in(kernel.nodes.size(), 0);
-  for (int seed : seeds) {
-    if (in[seed] || static_cast<int>(region.size()) >= size) continue;
-    in[seed] = 1;
-    region.push_back(seed);
-  }
+  in[seed] = 1;
   std::vector<int> next;
   const int n = static_cast<int>(kernel.nodes.size());
   for (std::size_t k = 0; static_cast<int>(region.size()) < std::min(size, n); ++k) {

@@ -41,9 +41,6 @@ struct RegionOutcome {
 // random node outside when a component is used up.
 std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences, int seed, int size,
                              std::mt19937_64& rng);
-// The same from several seeds at once (distinct, at most `size` of them are kept), breadth first from all of them.
-std::vector<int> grow_region(const Problem& kernel, const std::vector<std::vector<Incidence>>& incidences,
-                             const std::vector<int>& seeds, int size, std::mt19937_64& rng);
 
 // Z3's resource units for a region's checks: each one, and all of them
 // together (0 = no limit).

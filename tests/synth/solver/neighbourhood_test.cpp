@@ -5,9 +5,7 @@
 // folded problem.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,7 +15,6 @@
 #include "synth/solver/local_search.hpp"
 #include "synth/solver/neighbourhood.hpp"
 #include "synth/solver/neighbourhood_portfolio.hpp"
-#include "synth/solver/region_cegis.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -210,71 +207,6 @@ TEST_CASE("bnb_region_SitsOutItsWarmUpThenImprovesTheIncumbentAndGrowsItsRegionL
   CHECK(offers == 1);
   CHECK(f.incumbent.cost() == best_cost);
   CHECK(bnb.region_size() > 16);  // the whole two-node kernel was searched to the end
-}
-
-// A chain of `n` two-strategy nodes, each live for three steps from its
-// index: strategy 0 heavy (10 bytes), strategy 1 light (1 byte).
-Problem live_chain(int n, std::optional<int64_t> limit) {
-  Problem p;
-  p.name = "chain";
-  for (int i = 0; i < n; ++i) p.nodes.push_back({"n" + std::to_string(i), {0, 5}, {10, 1}, i, i + 3});
-  for (int i = 0; i + 1 < n; ++i) p.edges.push_back({i, i + 1, {0, 1, 1, 0}});
-  p.usage_limit = limit;
-  return p;
-}
-
-TEST_CASE("grow_region_FromSeveralSeedsKeepsThemAllAndGrowsToTheSize") {
-  const FoldedProblem f = fold_problem(live_chain(20, std::nullopt), std::nullopt);
-  const auto incidences = incidence_lists(f.kernel);
-  const int n = static_cast<int>(f.kernel.nodes.size());
-  REQUIRE(n >= 10);
-  std::mt19937_64 rng(3);
-  const std::vector<int> seeds{0, n - 1, n / 2, n / 2};  // a repeated seed counts once
-  const std::vector<int> region = grow_region(f.kernel, incidences, seeds, 7, rng);
-  CHECK(region.size() == 7);
-  CHECK(std::is_sorted(region.begin(), region.end()));
-  CHECK(std::adjacent_find(region.begin(), region.end()) == region.end());
-  for (int s : seeds) CHECK(std::binary_search(region.begin(), region.end(), s));
-  CHECK(grow_region(f.kernel, incidences, seeds, 2, rng).size() == 2);  // more seeds than room: the first ones
-  CHECK(grow_region(f.kernel, incidences, seeds, n + 5, rng).size() == static_cast<std::size_t>(n));
-}
-
-TEST_CASE("tight_window_HalfOfItsNodesAreLiveAtOneTightSlot") {
-  std::mt19937 draw(17u);
-  for (int trial = 0; trial < 40; ++trial) {
-    CAPTURE(trial);
-    const int n = 8 + static_cast<int>(draw() % 12);
-    const FoldedProblem f = fold_problem(live_chain(n, 30), std::nullopt);
-    LocalSearch incumbent(f);
-    Assignment x(f.kernel.nodes.size());
-    for (auto& s : x) s = static_cast<int>(draw() % 2);
-    incumbent.set(x);
-    const int size = 2 + static_cast<int>(draw() % 8);
-    std::mt19937_64 rng(trial);
-    const std::vector<int> region = tight_window(f, incumbent, size, rng);
-    const int kernel_nodes = static_cast<int>(f.kernel.nodes.size());
-    CHECK(static_cast<int>(region.size()) == std::min(size, kernel_nodes));
-    // Some slot is tight (or the fullest, when none is) and holds the
-    // seeds: half the region, or every node live there when fewer.
-    const std::vector<int64_t> usage = incumbent.profile().values();
-    const int64_t most = *std::max_element(usage.begin(), usage.end());
-    const auto tight_from = static_cast<int64_t>(30 * kTightShare);
-    bool held = false;
-    for (int slot = 0; slot < static_cast<int>(usage.size()); ++slot) {
-      if (usage[slot] < std::min(tight_from, most)) continue;
-      const std::vector<int> live = incumbent.covering(slot);
-      const auto inside = std::count_if(live.begin(), live.end(), [&](int u) {
-        return std::binary_search(region.begin(), region.end(), u);
-      });
-      held = held || inside >= std::min<long>(std::max(1, size / 2), static_cast<long>(live.size()));
-    }
-    CHECK(held);
-  }
-  const FoldedProblem unlimited = fold_problem(live_chain(10, std::nullopt), std::nullopt);
-  LocalSearch incumbent(unlimited);
-  incumbent.set(Assignment(unlimited.kernel.nodes.size(), 1));
-  std::mt19937_64 rng(1);
-  CHECK(tight_window(unlimited, incumbent, 4, rng).empty());
 }
 
 }  // namespace
