@@ -1,0 +1,136 @@
+// `network_proof` (bench tool, built with the tests): the cost network's
+// branch and bound (network_search.hpp) on an IOPDDL file's exact kernel
+// (the folded kernel, fold_problem, with its time slots as knapsack rows,
+// reparameterized), asked for
+// plans below COST (a cost of the file's problem; omit for none), for at
+// most SECONDS. With --penalize the folded kernel is penalized by the
+// LP relaxation's row duals (row_penalties.hpp; the LP of the reduced
+// kernel, its rows mapped to the folded rows by time step) first. Prints the outcome, the root bound and the best cost in the
+// file's units, the search nodes and the seconds.
+//
+//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "synth/solver/cost_network.hpp"
+#include "synth/solver/dual_bound.hpp"
+#include "synth/solver/folding.hpp"
+#include "synth/solver/iopddl.hpp"
+#include "synth/solver/lp_relaxation.hpp"
+#include "synth/solver/row_penalties.hpp"
+#include "synth/solver/network_search.hpp"
+#include "synth/solver/reduction.hpp"
+
+using namespace shardsynth::synth;
+
+int main(int argc, char** argv) {
+  CLI::App app{"the cost network's branch and bound on an IOPDDL file's kernel"};
+  std::string file;
+  int64_t below = kForbidden;
+  double seconds = 60;
+  app.add_option("file", file)->required();
+  app.add_option("--below", below);
+  app.add_option("--seconds", seconds);
+  std::string plan_file;
+  app.add_option("--plan", plan_file);
+  bool penalize = false;
+  app.add_flag("--penalize", penalize, "bound with the kernel penalized by the LP's row duals, reparameterized again");
+  CLI11_PARSE(app, argc, argv);
+  const auto begin = std::chrono::steady_clock::now();
+  const Problem problem = load_iopddl(file);
+  const FoldedProblem folded = fold_problem(problem);
+  NetworkInput input;
+  input.rows = rows_of_folded(folded);
+  input.score = [&](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
+  Problem network = folded.kernel;
+  int64_t offset = folded.constant;
+  if (penalize && folded.usage_limit) {
+    const Reduced reduced = reduce(problem);
+    const DualBound dual = reparameterize(reduced.kernel);
+    const LpRelaxation lp = solve_lp_relaxation(dual.problem);
+    std::vector<double> duals(input.rows.size(), 0);
+    for (std::size_t k = 0; k < lp.binding_rows.size(); ++k) {
+      int64_t step = 0;
+      for (const int v : lp.binding_rows[k]) step = std::max(step, dual.problem.nodes[v].live_from);
+      int at = -1;
+      for (int r = 0; r < static_cast<int>(input.rows.size()); ++r) {
+        if (input.rows[r].step <= step) at = r;
+      }
+      if (at >= 0) duals[at] += lp.binding_duals[k];
+    }
+    input.multipliers = multipliers_of_duals(duals, *folded.usage_limit);
+    const PenalizedKernel pk = penalize_rows(network, input.rows, input.multipliers);
+    network = pk.problem;
+    offset += pk.constant;
+    std::printf("lp %s bound %lld (%d binding rows, %.2f s)\n", lp.outcome.c_str(),
+                static_cast<long long>(reduced.constant + dual.constant + lp.bound), static_cast<int>(lp.binding_rows.size()),
+                lp.ms / 1000);
+  }
+  const DualBound trws = reparameterize(network);
+  input.network = trws.problem;
+  input.offset = offset + trws.constant;
+  std::printf("folded kernel %zu nodes, %zu rows, TRW-S bound %lld\n", network.nodes.size(), input.rows.size(),
+              static_cast<long long>(input.offset));
+  if (!plan_file.empty()) {
+    std::ifstream in(plan_file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    Assignment original;
+    for (char& c : text) if (c == '[' || c == ']' || c == ',') c = ' ';
+    std::istringstream is(text);
+    for (int v; is >> v;) original.push_back(v);
+    Assignment plan(folded.kernel.nodes.size(), -1);
+    for (std::size_t o = 0; o < original.size(); ++o) {
+      const int k = folded.root[o];
+      if (k < 0) continue;
+      for (std::size_t s = 0; s < folded.strategy_of[o].size(); ++s) {
+        if (folded.strategy_of[o][s] == original[o]) plan[k] = static_cast<int>(s);
+      }
+    }
+    std::printf("plan cost %lld, folded score %lld\n", (long long)evaluate(problem, original), (long long)input.score(plan));
+    CostNetwork net(input.network, input.rows, input.multipliers, kForbidden);
+    const auto check = [&](const char* when) {
+      __int128 total = input.offset + net.floor();
+      for (std::size_t i = 0; i < plan.size(); ++i) total += net.unary(i, plan[i]);
+      for (int e = 0; e < net.edge_count(); ++e) total += net.residual(e, plan[net.edge_from(e)], plan[net.edge_to(e)]);
+      for (std::size_t r = 0; r < input.rows.size(); ++r) {
+        const int64_t q = net.multiplier(r);
+        int64_t k = penalty(q, input.rows[r].capacity, input.multipliers.den);
+        for (std::size_t m = 0; m < input.rows[r].vars.size(); ++m) k -= penalty(q, input.rows[r].weights[m][plan[input.rows[r].vars[m]]], input.multipliers.den);
+        total += k;
+      }
+      std::printf("%s: invariant total %lld, floor %lld\n", when, (long long)total, (long long)(input.offset + net.floor()));
+    };
+    check("start");
+    net.propagate();
+    check("propagated");
+    std::vector<int> all(input.rows.size());
+    for (std::size_t r = 0; r < all.size(); ++r) all[r] = r;
+    net.price_rows(all);
+    net.propagate();
+    check("priced");
+    for (std::size_t r = 0; r < input.rows.size(); ++r) {
+      int64_t sum = 0;
+      for (std::size_t m = 0; m < input.rows[r].vars.size(); ++m) sum += input.rows[r].weights[m][plan[input.rows[r].vars[m]]];
+      if (sum > input.rows[r].capacity) std::printf("row %zu overflows: %lld > %lld\n", r, (long long)sum, (long long)input.rows[r].capacity);
+    }
+  }
+  NetworkSearchOptions options;
+  options.deadline = begin + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  const NetworkSearch found = search_network(input, below, {}, options, [&](const Assignment&, int64_t cost) {
+    std::printf("plan %lld at %.2f s\n", static_cast<long long>(cost),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    std::fflush(stdout);
+  });
+  std::printf("outcome %s, root bound %lld, best %lld, nodes %ld, priced rows %d, search %.2f s, total %.2f s\n",
+              found.outcome.c_str(), static_cast<long long>(found.root_bound),
+              static_cast<long long>(found.incumbent), found.nodes,
+              found.priced_rows, found.ms / 1000,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  return 0;
+}
