@@ -8,7 +8,13 @@
 // kernel, its rows mapped to the folded rows by time step) first. Prints the outcome, the root bound and the best cost in the
 // file's units, the search nodes and the seconds.
 //
-//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize]
+// With --plan (a JSON array of strategies, as synth --solution writes it)
+// it first prints the plan's overflowing rows and checks the network's
+// invariant on it (offset + floor + the plan's unary and edge costs + the
+// rows' slack terms = its cost) before and after the root's propagation
+// without a cutoff.
+//
+//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--plan FILE]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
