@@ -17,6 +17,7 @@
 //   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--plan FILE]
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -29,7 +30,7 @@
 #include "synth/solver/folding.hpp"
 #include "synth/solver/iopddl.hpp"
 #include "synth/solver/lp_relaxation.hpp"
-#include "synth/solver/row_penalties.hpp"
+#include "synth/solver/network_input.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/reduction.hpp"
 
@@ -51,37 +52,19 @@ int main(int argc, char** argv) {
   const auto begin = std::chrono::steady_clock::now();
   const Problem problem = load_iopddl(file);
   const FoldedProblem folded = fold_problem(problem);
-  NetworkInput input;
-  input.rows = rows_of_folded(folded);
-  input.score = [&](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
-  Problem network = folded.kernel;
-  int64_t offset = folded.constant;
+  std::optional<LpRelaxation> lp;
+  Problem kernel;
   if (penalize && folded.usage_limit) {
     const Reduced reduced = reduce(problem);
     const DualBound dual = reparameterize(reduced.kernel);
-    const LpRelaxation lp = solve_lp_relaxation(dual.problem);
-    std::vector<double> duals(input.rows.size(), 0);
-    for (std::size_t k = 0; k < lp.binding_rows.size(); ++k) {
-      int64_t step = 0;
-      for (const int v : lp.binding_rows[k]) step = std::max(step, dual.problem.nodes[v].live_from);
-      int at = -1;
-      for (int r = 0; r < static_cast<int>(input.rows.size()); ++r) {
-        if (input.rows[r].step <= step) at = r;
-      }
-      if (at >= 0) duals[at] += lp.binding_duals[k];
-    }
-    input.multipliers = multipliers_of_duals(duals, *folded.usage_limit);
-    const PenalizedKernel pk = penalize_rows(network, input.rows, input.multipliers);
-    network = pk.problem;
-    offset += pk.constant;
-    std::printf("lp %s bound %lld (%d binding rows, %.2f s)\n", lp.outcome.c_str(),
-                static_cast<long long>(reduced.constant + dual.constant + lp.bound), static_cast<int>(lp.binding_rows.size()),
-                lp.ms / 1000);
+    kernel = dual.problem;
+    lp = solve_lp_relaxation(kernel);
+    std::printf("lp %s bound %lld (%d binding rows, %.2f s)\n", lp->outcome.c_str(),
+                static_cast<long long>(reduced.constant + dual.constant + lp->bound),
+                static_cast<int>(lp->binding_rows.size()), lp->ms / 1000);
   }
-  const DualBound trws = reparameterize(network);
-  input.network = trws.problem;
-  input.offset = offset + trws.constant;
-  std::printf("folded kernel %zu nodes, %zu rows, TRW-S bound %lld\n", network.nodes.size(), input.rows.size(),
+  const NetworkInput input = network_input(problem, folded, kernel, lp ? &*lp : nullptr);
+  std::printf("folded kernel %zu nodes, %zu rows, TRW-S bound %lld\n", input.network.nodes.size(), input.rows.size(),
               static_cast<long long>(input.offset));
   if (!plan_file.empty()) {
     std::ifstream in(plan_file);
@@ -90,13 +73,10 @@ int main(int argc, char** argv) {
     for (char& c : text) if (c == '[' || c == ']' || c == ',') c = ' ';
     std::istringstream is(text);
     for (int v; is >> v;) original.push_back(v);
-    Assignment plan(folded.kernel.nodes.size(), -1);
-    for (std::size_t o = 0; o < original.size(); ++o) {
-      const int k = folded.root[o];
-      if (k < 0) continue;
-      for (std::size_t s = 0; s < folded.strategy_of[o].size(); ++s) {
-        if (folded.strategy_of[o][s] == original[o]) plan[k] = static_cast<int>(s);
-      }
+    const Assignment plan = fold_assignment(folded, original);
+    if (plan.empty()) {
+      std::printf("the plan does not fold\n");
+      return 2;
     }
     std::printf("plan cost %lld, folded score %lld\n", (long long)evaluate(problem, original), (long long)input.score(plan));
     CostNetwork net(input.network, input.rows, input.multipliers, kForbidden);

@@ -36,6 +36,7 @@ void ExactSearch::run() {
   } else if (options_.dual_bound) {
     bound_and_decode();
     bound_by_lp();
+    search_by_network();
     search_by_branching();
     search_by_elimination();  // then the loop's first probe, with Z3's budget, may start the branching (exact_branching.cpp)
   }

@@ -65,6 +65,7 @@ class ExactSearch {
   void bound_and_decode();
   void bound_by_lp();
   void search_by_elimination();
+  void search_by_network();
   void search_by_branching();
   bool may_branch() const;
   uint64_t probe_rlimit() const;

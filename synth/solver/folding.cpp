@@ -437,6 +437,26 @@ Assignment unfold(const FoldedProblem& folded, const Assignment& kernel_assignme
   return out;
 }
 
+Assignment fold_assignment(const FoldedProblem& folded, const Assignment& original) {
+  if (original.size() != folded.root.size()) return {};
+  std::vector<std::vector<char>> fits(folded.kernel.nodes.size());
+  for (std::size_t k = 0; k < fits.size(); ++k) fits[k].assign(folded.kernel.nodes[k].size(), 1);
+  for (std::size_t o = 0; o < original.size(); ++o) {
+    const int k = folded.root[o];
+    if (k < 0) continue;
+    for (std::size_t s = 0; s < fits[k].size(); ++s) {
+      if (folded.strategy_of[o][s] != original[o]) fits[k][s] = 0;
+    }
+  }
+  Assignment plan(fits.size());
+  for (std::size_t k = 0; k < fits.size(); ++k) {
+    const auto at = std::find(fits[k].begin(), fits[k].end(), 1);
+    if (at == fits[k].end()) return {};
+    plan[k] = static_cast<int>(at - fits[k].begin());
+  }
+  return plan;
+}
+
 std::vector<int64_t> usage_profile_of(const FoldedProblem& folded, const Assignment& kernel_assignment) {
   std::vector<int64_t> delta(folded.base.size() + 1, 0);
   for (std::size_t u = 0; u < folded.pieces.size(); ++u) {

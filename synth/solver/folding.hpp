@@ -57,6 +57,10 @@ FoldedProblem fold_problem(const Problem& problem,
                            std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 // The original assignment for a kernel assignment.
 Assignment unfold(const FoldedProblem& folded, const Assignment& kernel_assignment);
+// A kernel assignment that unfolds to `original` (an assignment of the
+// folded problem) on every node that is not fixed; empty when there is
+// none (some follower's strategy is not its leader's function of it).
+Assignment fold_assignment(const FoldedProblem& folded, const Assignment& original);
 // Per time slot, the usage of a kernel assignment (base included).
 std::vector<int64_t> usage_profile_of(const FoldedProblem& folded, const Assignment& kernel_assignment);
 

@@ -26,7 +26,7 @@ struct Iteration {
   int64_t cost = 0;                        // on sat: its cost (evaluator and Z3 agree)
   double solver_ms = 0;                    // wall time of the check (or of the decoding), milliseconds
   double prepare_ms = 0;                   // wall time spent before the check on this step (reducing, bounding, pruning, encoding), milliseconds
-  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "lp" (rounded from the LP relaxation), "elimination" (the Pareto elimination: unsat below a cutoff, or sat with the optimum), "branch" (branch and bound on the LP: sat with a cheaper plan, or unsat below the best cost), "search" (the anytime search's priced descent and repair), "z3-region" (Z3 on a region of the anytime search's kernel), or a start plan's own source (CegisOptions::starts, e.g. "plan:megatron")
+  std::string source = "z3";               // "z3", "z3-optimize", "dual" (decoded from the lower-bound pass), "lp" (rounded from the LP relaxation), "elimination" (the Pareto elimination: unsat below a cutoff, or sat with the optimum), "branch" (branch and bound on the LP: sat with a cheaper plan, or unsat below the best cost), "network" (the cost network's branch and bound on the folded problem: sat with a cheaper plan, or unsat below the best cost), "search" (the anytime search's priced descent and repair), "z3-region" (Z3 on a region of the anytime search's kernel), or a start plan's own source (CegisOptions::starts, e.g. "plan:megatron")
   bool relaxed = false;                    // scored without the usage limit (the relaxation phase)
 };
 
@@ -89,6 +89,7 @@ struct CegisOptions {
   bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
   bool elimination = true;        // with lp_bound: the Pareto elimination closes the gap under a usage limit (elimination_search.hpp)
   BranchingMode lp_branching = BranchingMode::automatic;  // with lp_bound, under a usage limit: when to branch and bound on the LP (lp_branching.hpp; BENCHMARKS.md, issue 32)
+  long network_nodes = 20'000;    // with lp_bound, under a usage limit: search nodes of the cost network's branch and bound on the folded problem after the LP step (network_search.hpp; exact_network.cpp); 0 = no network step
   uint64_t branch_after_rlimit = 10'000'000;  // automatic branching: Z3's resource units (its deterministic "rlimit") one bisection probe may spend before the branching takes over
   bool lp_bound = true;           // with dual_bound: the LP relaxation's bound, rounded plan and reduced-cost fixing (lp_tightening.hpp)
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits

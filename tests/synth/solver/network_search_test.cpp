@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "synth/solver/brute_force.hpp"
+#include "synth/solver/cegis.hpp"
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/knapsack_rows.hpp"
@@ -51,7 +52,7 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
   ProblemMaker maker(rng);
   int checked = 0;
   for (int i = 0; i < 1500; ++i) {
-    const Problem p = maker.random();
+    const Problem p = i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
     if (!p.usage_limit) continue;
     const int64_t optimum = brute_force(p).cost;
     if (optimum >= kForbidden) continue;
@@ -76,6 +77,48 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
     ++checked;
   }
   CHECK(checked > 200);
+}
+
+}  // namespace shardsynth::synth
+
+namespace shardsynth::synth {
+
+// The exact loop with its network step and without the elimination and the
+// branching, on small problems whose limit binds: the proof still ends in
+// Z3's unsat at the brute-force optimum, every published bound is at most
+// the optimum, and where the step runs it closes, with nothing but Z3's
+// last check after it.
+TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
+  std::mt19937 rng(2033);
+  int closed = 0, ran = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const Problem p = binding_problem(rng, 9);
+    if (!p.usage_limit) continue;
+    const int64_t optimum = brute_force(p).cost;
+    if (optimum >= kForbidden) continue;
+    CAPTURE(i);
+    CegisOptions options;
+    options.anytime = AnytimeMode::never;
+    options.elimination = false;
+    options.lp_branching = BranchingMode::never;
+    options.lp_bound = i % 2 == 0;  // without the LP, the gap it would close is left to the network step
+    const CegisResult r = run_cegis(p, options, nullptr);
+    CHECK(r.proven_optimal);
+    CHECK(r.best_cost == optimum);
+    CHECK(r.lower_bound <= optimum);
+    CHECK(r.iterations.back().status == CheckStatus::unsat);
+    CHECK(r.iterations.back().source == "z3");
+    for (std::size_t k = 0; k + 1 < r.iterations.size(); ++k) {
+      if (r.iterations[k].source != "network" || r.iterations[k].status == CheckStatus::sat) continue;
+      ++ran;
+      if (r.iterations[k].status != CheckStatus::unsat) continue;
+      ++closed;
+      CHECK(k + 2 == r.iterations.size());
+    }
+  }
+  MESSAGE(ran << " network steps, " << closed << " closed");
+  CHECK(ran >= 50);
+  CHECK(closed == ran);  // problems this small close well within the step's nodes
 }
 
 }  // namespace shardsynth::synth

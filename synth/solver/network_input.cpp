@@ -1,0 +1,44 @@
+#include "synth/solver/network_input.hpp"
+
+#include <algorithm>
+
+#include "synth/solver/dual_bound.hpp"
+#include "synth/solver/row_penalties.hpp"
+
+namespace shardsynth::synth {
+
+std::vector<double> duals_on_rows(const std::vector<KnapsackRow>& rows, const Problem& kernel, const LpRelaxation& lp) {
+  std::vector<double> duals(rows.size(), 0);
+  for (std::size_t k = 0; k < lp.binding_rows.size() && k < lp.binding_duals.size(); ++k) {
+    int64_t step = 0;
+    for (const int v : lp.binding_rows[k]) step = std::max(step, kernel.nodes[v].live_from);
+    const auto after = std::upper_bound(rows.begin(), rows.end(), step,
+                                        [](int64_t s, const KnapsackRow& row) { return s < row.step; });
+    if (after != rows.begin()) duals[after - rows.begin() - 1] += lp.binding_duals[k];
+  }
+  return duals;
+}
+
+NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, const Problem& kernel,
+                           const LpRelaxation* lp, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  NetworkInput input;
+  input.rows = rows_of_folded(folded);
+  input.score = [&problem, &folded](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
+  Problem network = folded.kernel;
+  int64_t offset = folded.constant;
+  if (lp && lp->has_duals() && folded.usage_limit && *folded.usage_limit > 0) {
+    input.multipliers = multipliers_of_duals(duals_on_rows(input.rows, kernel, *lp), *folded.usage_limit);
+    PenalizedKernel penalized = penalize_rows(network, input.rows, input.multipliers);
+    network = std::move(penalized.problem);
+    offset += penalized.constant;
+  }
+  DualOptions options;
+  options.decode = false;
+  options.deadline = deadline;
+  DualBound dual = reparameterize(network, options);
+  input.network = std::move(dual.problem);
+  input.offset = offset + dual.constant;
+  return input;
+}
+
+}  // namespace shardsynth::synth
