@@ -4,8 +4,9 @@
 // lower bound and a decoded first incumbent, then ask Z3 for cheaper plans
 // on the kernel narrowed at the gap (narrowing.hpp; with a usage limit,
 // also by the LP relaxation's bound and reduced costs, exact_lp.cpp; and,
-// before Z3, branch and bound on the LP, exact_branching.cpp, then the
-// Pareto elimination's cutoffs, exact_elimination.cpp) until
+// before Z3, the cost network's branch and bound on the folded problem,
+// exact_network.cpp, branch and bound on the LP, exact_branching.cpp, then
+// the Pareto elimination's cutoffs, exact_elimination.cpp) until
 // it answers unsat below the best plan. Three bound schedules (SearchStrategy):
 //   - descent (exact_descent.cpp): one solver on the narrowed kernel, asked
 //     for anything cheaper than the best, or below the midpoint of the gap
