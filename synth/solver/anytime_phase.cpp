@@ -8,6 +8,8 @@
 #include "synth/solver/anytime.hpp"
 #include "synth/solver/interrupt.hpp"
 #include "synth/solver/lp_tightening.hpp"
+#include "synth/solver/network_input.hpp"
+#include "synth/solver/reduction.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -105,6 +107,27 @@ bool eliminate_first(const CegisOptions& options, std::optional<Clock::time_poin
 // reports it. Otherwise `proven` is that bound on `problem` (reductions'
 // constant included), and, with the LP, `good_enough` the cost within 1% of
 // it that lets the anytime search stop early for the exact loop.
+// The exact loop's network step (exact_network.cpp), run here below the
+// better of the decoded and rounded plans: when it closes, the exact loop
+// alone reports its plans and its proof (PreparedKernel::network) and
+// neither the elimination nor the anytime search runs. `plan` is in
+// reduced-kernel costs.
+bool network_first(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
+                   PreparedKernel& prepared, int64_t plan) {
+  if (options.network_nodes <= 0 || !problem.usage_limit || plan >= kForbidden) return false;
+  const DualBound& d = prepared.dual;
+  const LpTightening& lp = *prepared.lp;
+  const bool rounded = !lp.plan.empty() && cost_add(lp.plan_cost, d.constant) == plan;
+  const Assignment hint = expand(prepared.reduced, rounded ? lp.plan : d.primal);
+  std::optional<Clock::time_point> until = deadline;
+  if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 4;
+  auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
+                                options.network_nodes, kNetworkMaxVariables, until);
+  if (!run || run->found.outcome != "closed") return false;
+  prepared.network = std::move(run);
+  return true;
+}
+
 bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
                       std::optional<PreparedKernel>& prepared, int64_t& good_enough, int64_t& proven) {
   prepared.emplace();
@@ -122,6 +145,7 @@ bool exact_loop_alone(const Problem& problem, const CegisOptions& options, std::
                                    d.primal.empty() ? std::nullopt : std::optional<int64_t>(plan - d.constant), deadline);
     plan = std::min(plan, cost_add(prepared->lp->plan_cost, d.constant));
     bound = std::max(bound, d.constant + prepared->lp->bound);
+    if (network_first(problem, options, deadline, *prepared, plan)) return true;
     if (eliminate_first(options, deadline, *prepared, plan, bound)) return true;
   }
   if (plan < kForbidden && plan - bound <= plan / 100) return true;

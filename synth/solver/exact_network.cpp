@@ -16,55 +16,54 @@
 #include <string>
 
 #include "synth/solver/exact_search.hpp"
-#include "synth/solver/folding.hpp"
 #include "synth/solver/network_input.hpp"
 #include "synth/solver/network_search.hpp"
 
 namespace shardsynth::synth {
-namespace {
-
-// Folded kernels larger than this are left to the other steps: the search's
-// nodes cost time linear in the kernel.
-constexpr std::size_t kNetworkMaxVariables = 2'000;
-
-}  // namespace
 
 void ExactSearch::search_by_network() {
   if (options_.network_nodes <= 0 || relaxed_ || !kernel_.usage_limit || eliminated_below_) return;
   if ((best_ && *best_ <= result_.lower_bound) || out_of_time()) return;
-  const int64_t incumbent = best_ ? *best_ : kForbidden;
   const auto start = Clock::now();
-  const FoldedProblem folded = fold_problem(scored_, deadline_);
-  if (folded.infeasible || folded.kernel.nodes.size() > kNetworkMaxVariables || out_of_time()) return;
-  const NetworkInput input = network_input(scored_, folded, kernel_, lp_.get(), deadline_);
-  NetworkSearchOptions search;
-  search.max_nodes = options_.network_nodes;
-  if (deadline_) search.deadline = start + (*deadline_ - start) / 4;  // the elimination, the branching and Z3 keep the rest
-  const double prepared = prepared_by(start);
-  const NetworkSearch found =
-      search_network(input, incumbent, fold_assignment(folded, result_.best), search, [&](const Assignment& plan, int64_t cost) {
-        Iteration it;
-        it.source = "network";
-        it.status = CheckStatus::sat;
-        it.bound = best_;
-        it.prepare_ms = result_.iterations.empty() || result_.iterations.back().source != "network" ? prepared : 0;
-        it.assignment = unfold(folded, plan);
-        it.cost = evaluate(scored_, it.assignment);
-        if (it.cost != cost) {
-          throw EvaluatorMismatch("network: the evaluator scores its plan " + std::to_string(it.cost) +
-                                  " but the search scored " + std::to_string(cost));
-        }
-        improve(it);
-        report(std::move(it));
-      });
+  std::optional<NetworkRun> run;
+  if (prepared_ && prepared_->network) {  // closed before the anytime search, which was then skipped
+    run = std::move(prepared_->network);
+    prepared_->network.reset();
+  } else {
+    std::optional<Clock::time_point> until = deadline_;
+    if (deadline_) until = start + (*deadline_ - start) / 4;  // the elimination, the branching and Z3 keep the rest
+    run = run_network_search(scored_, kernel_, lp_.get(), best_ ? *best_ : kForbidden, result_.best,
+                             options_.network_nodes, kNetworkMaxVariables, until);
+  }
+  if (!run) return;
+  for (auto& [plan, cost] : run->plans) {
+    Iteration it;
+    it.source = "network";
+    it.status = CheckStatus::sat;
+    it.bound = best_;
+    it.prepare_ms = &plan == &run->plans.front().first ? run->prepare_ms : 0;
+    it.assignment = std::move(plan);
+    it.cost = evaluate(scored_, it.assignment);
+    if (it.cost != cost) {
+      throw EvaluatorMismatch("network: the evaluator scores its plan " + std::to_string(it.cost) +
+                              " but the search scored " + std::to_string(cost));
+    }
+    if (best_ && it.cost >= *best_) continue;
+    improve(it);
+    report(std::move(it));
+  }
+  const NetworkSearch& found = run->found;
   Iteration it;
   it.source = "network";
-  it.bound = incumbent < kForbidden ? std::optional<int64_t>(incumbent) : std::nullopt;
-  it.prepare_ms = found.plan.empty() ? prepared : 0;
+  it.bound = best_;  // after the plans it found: closed means none below this
+  it.prepare_ms = run->plans.empty() ? run->prepare_ms : 0;
   it.solver_ms = found.ms;
   it.status = found.outcome == "closed" ? CheckStatus::unsat : CheckStatus::unknown;
-  // the root's floor bounds the plans cheaper than the incumbent; the others cost at least that
-  if (best_) {
+  // closed: no plan below the best cost; else the root's floor bounds the
+  // plans cheaper than the incumbent, and the others cost at least that
+  if (found.outcome == "closed" && best_) {
+    raise_lower_bound(*best_);
+  } else if (best_) {
     raise_lower_bound(std::min(found.root_bound, *best_));
   } else if (found.root_bound < kForbidden) {
     raise_lower_bound(found.root_bound);

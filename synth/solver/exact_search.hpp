@@ -28,6 +28,7 @@
 #include "synth/solver/elimination_search.hpp"
 #include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/narrowing.hpp"
+#include "synth/solver/network_input.hpp"
 #include "synth/solver/reduction.hpp"
 #include "synth/solver/solver_types.hpp"
 #include "synth/solver/z3_check.hpp"
@@ -42,6 +43,7 @@ struct PreparedKernel {
   DualBound dual;                  // reparameterize(reduced.kernel) with the default options
   std::optional<LpTightening> lp;  // tighten_with_lp(dual.problem), which fixed it in place (unset: not run)
   std::optional<EliminationSearch> elimination;  // close_by_elimination on dual.problem below the better of its plans (unset: not run)
+  std::optional<NetworkRun> network;  // the network step's search below the better of its plans, kept when it closed (unset: not run or open)
 };
 
 class ExactSearch {

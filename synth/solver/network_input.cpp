@@ -41,4 +41,22 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
   return input;
 }
 
+std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
+                                             int64_t incumbent, const Assignment& hint, long nodes,
+                                             std::size_t max_variables,
+                                             std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const auto start = std::chrono::steady_clock::now();
+  const FoldedProblem folded = fold_problem(problem, deadline);
+  if (folded.infeasible || folded.kernel.nodes.size() > max_variables) return std::nullopt;
+  const NetworkInput input = network_input(problem, folded, kernel, lp, deadline);
+  NetworkRun run;
+  run.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  NetworkSearchOptions options;
+  options.max_nodes = nodes;
+  options.deadline = deadline;
+  run.found = search_network(input, incumbent, fold_assignment(folded, hint), options,
+                             [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });
+  return run;
+}
+
 }  // namespace shardsynth::synth

@@ -7,7 +7,9 @@
 // its binding rows moved to the folded row of its time step), then
 // reparameterized (dual_bound.hpp). Plans are scored on the problem itself.
 #include <chrono>
+#include <cstddef>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "synth/solver/folding.hpp"
@@ -24,6 +26,28 @@ namespace shardsynth::synth {
 NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, const Problem& kernel,
                            const LpRelaxation* lp,
                            std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+// Folded kernels larger than this are left to the other steps: the search's
+// nodes cost time linear in the kernel.
+inline constexpr std::size_t kNetworkMaxVariables = 2'000;
+
+// One search of a problem's cost network: its plans (of `problem`, in the
+// order found, each cheaper than the last) and its outcome.
+struct NetworkRun {
+  std::vector<std::pair<Assignment, int64_t>> plans;  // each plan found and its cost
+  NetworkSearch found;                                // the search's outcome, bounds and counts
+  double prepare_ms = 0;                              // folding, rows, penalties and reparameterization, milliseconds
+};
+
+// Folds `problem`, builds its network (network_input) and searches it below
+// `incumbent` (a cost of `problem`; kForbidden = none), `hint` (a plan of
+// `problem`, or empty) ordering the values, for at most `nodes` search
+// nodes and until `deadline`. Unset when the folded kernel has more than
+// `max_variables` variables or folding finds no plan at all.
+std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
+                                             int64_t incumbent, const Assignment& hint, long nodes,
+                                             std::size_t max_variables,
+                                             std::optional<std::chrono::steady_clock::time_point> deadline);
 
 // Per row, the sum of the LP's duals of the binding rows whose time step
 // (the latest start among their nodes in `kernel`) falls in it: the last

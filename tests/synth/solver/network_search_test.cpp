@@ -83,11 +83,12 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
 
 namespace shardsynth::synth {
 
-// The exact loop with its network step and without the elimination and the
-// branching, on small problems whose limit binds: the proof still ends in
+// The exact loop with its network step, without the branching and on every
+// other problem without the elimination, on small problems whose limit
+// binds: the proof still ends in
 // Z3's unsat at the brute-force optimum, every published bound is at most
 // the optimum, and where the step runs it closes, with nothing but Z3's
-// last check after it.
+// last check after it (not the elimination).
 TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
   std::mt19937 rng(2033);
   int closed = 0, ran = 0;
@@ -99,9 +100,8 @@ TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
     CAPTURE(i);
     CegisOptions options;
     options.anytime = AnytimeMode::never;
-    options.elimination = false;
+    options.elimination = i % 2 == 0;  // with it, a closed network step must leave it nothing to do
     options.lp_branching = BranchingMode::never;
-    options.lp_bound = i % 2 == 0;  // without the LP, the gap it would close is left to the network step
     const CegisResult r = run_cegis(p, options, nullptr);
     CHECK(r.proven_optimal);
     CHECK(r.best_cost == optimum);
@@ -117,7 +117,7 @@ TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
     }
   }
   MESSAGE(ran << " network steps, " << closed << " closed");
-  CHECK(ran >= 50);
+  CHECK(ran >= 40);
   CHECK(closed == ran);  // problems this small close well within the step's nodes
 }
 
