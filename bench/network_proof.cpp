@@ -113,9 +113,9 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     std::fflush(stdout);
   });
-  std::printf("outcome %s, root bound %lld, best %lld, nodes %ld, priced rows %d, search %.2f s, total %.2f s\n",
+  std::printf("outcome %s, root bound %lld, best %lld, nodes %ld, work %ld, priced rows %d, search %.2f s, total %.2f s\n",
               found.outcome.c_str(), static_cast<long long>(found.root_bound),
-              static_cast<long long>(found.incumbent), found.nodes,
+              static_cast<long long>(found.incumbent), found.nodes, found.work,
               found.priced_rows, found.ms / 1000,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   return 0;

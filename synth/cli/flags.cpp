@@ -59,7 +59,7 @@ CegisOptions cegis_options(const Flags& flags) {
   options.elimination = !flags.no_elimination;
   if (flags.branching) options.lp_branching = BranchingMode::always;
   if (flags.no_branching) options.lp_branching = BranchingMode::never;
-  options.network_nodes = flags.network_nodes;
+  options.network_work = flags.network_work;
   options.relax_usage = flags.relax;
   if (flags.time_limit > 0) {
     // The limit counts from the start of the process: loading and lowering
@@ -139,9 +139,10 @@ void add_flags(CLI::App& app, Flags& flags) {
                                  "branch and bound on the LP right after the LP step, before the Pareto elimination (under a usage limit; "
                                  "by default it runs only once a Z3 probe outgrows its resource budget)");
   app.add_flag("--no-branching", flags.no_branching, "no branch and bound on the LP, not even by default")->excludes(branching);
-  app.add_option("--network-nodes", flags.network_nodes,
-                 "under a usage limit, after the LP step: search nodes of the branch and bound on the folded problem as a cost "
-                 "network with knapsack rows (its root also raises the lower bound; 0: no such step)")
+  app.add_option("--network-work", flags.network_work,
+                 "under a usage limit: values the branch and bound on the folded problem as a cost network with knapsack rows "
+                 "may scan, before the anytime search and after the LP step each (its root also raises the lower bound; "
+                 "0: no such step)")
       ->capture_default_str()
       ->check(ir::non_negative_number());
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");

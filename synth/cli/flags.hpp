@@ -52,7 +52,7 @@ struct Flags {
   bool no_elimination = false;           // --no-elimination
   bool branching = false;                // --branching
   bool no_branching = false;             // --no-branching
-  long network_nodes = 20'000;           // --network-nodes: search nodes of the cost network's step; 0 = no step
+  long network_work = 200'000'000;       // --network-work: values the cost network's search may scan; 0 = no network step
   bool relax = false;                    // --relax-usage
   int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
   int64_t seed = 1;                      // --seed: the anytime search's first seed

@@ -114,7 +114,7 @@ bool eliminate_first(const CegisOptions& options, std::optional<Clock::time_poin
 // reduced-kernel costs.
 bool network_first(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
                    PreparedKernel& prepared, int64_t plan) {
-  if (options.network_nodes <= 0 || !problem.usage_limit || plan >= kForbidden) return false;
+  if (options.network_work <= 0 || !problem.usage_limit || plan >= kForbidden) return false;
   const DualBound& d = prepared.dual;
   const LpTightening& lp = *prepared.lp;
   const bool rounded = !lp.plan.empty() && cost_add(lp.plan_cost, d.constant) == plan;
@@ -122,7 +122,7 @@ bool network_first(const Problem& problem, const CegisOptions& options, std::opt
   std::optional<Clock::time_point> until = deadline;
   if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 4;
   auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
-                                options.network_nodes, kNetworkMaxVariables, until);
+                                options.network_work, kNetworkMaxVariables, until);
   if (!run || run->found.outcome != "closed") return false;
   prepared.network = std::move(run);
   return true;

@@ -123,6 +123,7 @@ bool CostNetwork::revise(int var, const Arc& arc) {
   ++revisions_;
   const Edge& e = edges_[arc.edge];
   const int other = arc.is_a ? e.b : e.a;
+  work_ += static_cast<long>(live_count_[var]) * size_[other];
   const std::size_t own_delta = arc.is_a ? e.delta_a : e.delta_b;
   bool raised = false;
   for (int v = 0; v < size_[var]; ++v) {
@@ -152,6 +153,7 @@ bool CostNetwork::normalize(int var) { return shift_to_floor(var) && prune(var);
 // floor; false when no value is live.
 bool CostNetwork::shift_to_floor(int var) {
   const std::size_t at = first_[var];
+  work_ += size_[var];
   int64_t least = kForbidden;
   for (int v = 0; v < size_[var]; ++v) {
     if (live_[at + v]) least = std::min(least, unary_[at + v]);
@@ -179,6 +181,7 @@ bool CostNetwork::prune(int var) {
 
 bool CostNetwork::prune_all() {
   if (floor_ >= cutoff_) return false;
+  work_ += static_cast<long>(unary_.size());
   for (int i = 0; i < variables(); ++i) {
     const std::size_t at = first_[i];
     for (int v = 0; v < size_[i]; ++v) {
@@ -214,6 +217,7 @@ bool CostNetwork::fit_rows() {
 bool CostNetwork::fit_row(int row) {
   row_dirty_[row] = 0;
   const KnapsackRow& r = rows_[row];
+  for (const int i : r.vars) work_ += 2L * size_[i];
   std::vector<int64_t> lightest(r.vars.size(), kForbidden);
   int64_t lightest_sum = 0;
   for (std::size_t m = 0; m < r.vars.size(); ++m) {
@@ -246,6 +250,7 @@ std::optional<Multiplier> CostNetwork::turning_point(int row, int direction) con
     const int i = r.vars[m];
     const std::size_t at = first_[i];
     const auto& w = r.weights[m];
+    work_ += static_cast<long>(size_[i]) * size_[i];
     // the cheapest value, ties toward the direction's end
     int cur = -1;
     for (int v = 0; v < size_[i]; ++v) {
@@ -306,6 +311,7 @@ bool CostNetwork::price_row(int row, bool* moved) {
   const auto change = [&](int64_t bytes) {
     return penalty(q_new, bytes, multiplier_den_) - penalty(q_old, bytes, multiplier_den_);
   };
+  for (const int i : r.vars) work_ += 2L * size_[i];
   int64_t gain = -change(r.capacity);
   for (std::size_t m = 0; m < r.vars.size(); ++m) {
     const int i = r.vars[m];

@@ -82,7 +82,8 @@ class CostNetwork {
 
   // The single live value of each variable (when every variable has one).
   Assignment values() const;
-  long revisions() const { return revisions_; }  // arc revisions so far (work measure)
+  long revisions() const { return revisions_; }  // arc revisions so far
+  long work() const { return work_; }            // values scanned so far (revisions, normalizing, pruning, rows): a deterministic measure of time
 
   // A multiplier as an exact fraction: cost per byte.
   struct Multiplier {
@@ -139,6 +140,7 @@ class CostNetwork {
   std::vector<int> queue_;          // variables whose values were dropped, to revise their neighbours
   std::vector<char> queued_;        // per variable: in queue_
   long revisions_ = 0;              // arc revisions run
+  mutable long work_ = 0;           // values scanned (work())
 };
 
 }  // namespace shardsynth::synth

@@ -6,8 +6,8 @@
 // bound on every plan cheaper than the best one, often far above the LP's
 // (the LP is solved on the unfolded kernel, and the search moves the rows'
 // multipliers where the LP's stay fixed); then its branch and bound runs
-// for a fixed number of search nodes (deterministic), cut by a share of the
-// time left. Each cheaper plan it finds is a step (source "network", sat);
+// for a fixed amount of work (values scanned: deterministic), cut by a
+// share of the time left. Each cheaper plan it finds is a step (source "network", sat);
 // the search itself is one step, unsat when it closed below the best cost.
 // Then no plan is cheaper than the best one, so narrowing at the best cost
 // leaves nothing and Z3's check "cost < best" answers unsat: the proof's
@@ -22,7 +22,7 @@
 namespace shardsynth::synth {
 
 void ExactSearch::search_by_network() {
-  if (options_.network_nodes <= 0 || relaxed_ || !kernel_.usage_limit || eliminated_below_) return;
+  if (options_.network_work <= 0 || relaxed_ || !kernel_.usage_limit || eliminated_below_) return;
   if ((best_ && *best_ <= result_.lower_bound) || out_of_time()) return;
   const auto start = Clock::now();
   std::optional<NetworkRun> run;
@@ -33,7 +33,7 @@ void ExactSearch::search_by_network() {
     std::optional<Clock::time_point> until = deadline_;
     if (deadline_) until = start + (*deadline_ - start) / 4;  // the elimination, the branching and Z3 keep the rest
     run = run_network_search(scored_, kernel_, lp_.get(), best_ ? *best_ : kForbidden, result_.best,
-                             options_.network_nodes, kNetworkMaxVariables, until);
+                             options_.network_work, kNetworkMaxVariables, until);
   }
   if (!run) return;
   for (auto& [plan, cost] : run->plans) {

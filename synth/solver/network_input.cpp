@@ -42,7 +42,7 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
 }
 
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
-                                             int64_t incumbent, const Assignment& hint, long nodes,
+                                             int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
                                              std::optional<std::chrono::steady_clock::time_point> deadline) {
   const auto start = std::chrono::steady_clock::now();
@@ -52,7 +52,7 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   NetworkRun run;
   run.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   NetworkSearchOptions options;
-  options.max_nodes = nodes;
+  options.max_work = work;
   options.deadline = deadline;
   run.found = search_network(input, incumbent, fold_assignment(folded, hint), options,
                              [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });

@@ -40,6 +40,8 @@ class Search {
       : input_(input), offset_(input.offset), net_(input.network, input.rows, input.multipliers, relative(incumbent)), hint_(hint),
         options_(options), on_plan_(on_plan), weight_(input.network.nodes.size(), 1) {
     out_.incumbent = incumbent;
+    per_score_ = static_cast<long>(input.network.nodes.size() + input.network.edges.size());
+    for (const auto& row : input.rows) per_score_ += static_cast<long>(row.vars.size());
   }
 
   NetworkSearch run() {
@@ -58,6 +60,7 @@ class Search {
       out_.root_bound = out_.incumbent;
     }
     if (out_.outcome == "not run") out_.outcome = "closed";
+    out_.work = net_.work() + scored_ * per_score_;
     out_.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return out_;
   }
@@ -65,8 +68,11 @@ class Search {
  private:
   bool out_of_budget() {
     if (out_.outcome != "not run") return true;
+    out_.work = net_.work() + scored_ * per_score_;
     if (options_.max_nodes > 0 && out_.nodes >= options_.max_nodes) {
       out_.outcome = "node limit";
+    } else if (options_.max_work > 0 && out_.work >= options_.max_work) {
+      out_.outcome = "work limit";
     } else if (out_.nodes % kClockEvery == 0 &&
                ((options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested())) {
       out_.outcome = "time limit";
@@ -127,6 +133,7 @@ class Search {
       plan[i] = best;
     }
     const int64_t cost = input_.score(plan);
+    ++scored_;
     if (cost < out_.incumbent) improve(plan, cost);
     if (cost <= offset_ + net_.floor()) return true;
     conflict_ = conflict_variable(plan);
@@ -215,6 +222,8 @@ class Search {
   const std::function<void(const Assignment&, int64_t)>& on_plan_;
   std::vector<int64_t> weight_;  // per variable: 1 + failures it was branched on
   int conflict_ = -1;            // the branching variable the preferred plan points at (-1: none)
+  long scored_ = 0;              // plans scored (one per node)
+  long per_score_ = 0;           // values scanned to score one plan and find its conflict: variables, edges and row members
   NetworkSearch out_;
 };
 

@@ -38,7 +38,7 @@ CegisResult exact_loop(const Problem& p, BranchingMode mode, uint64_t rlimit) {
   CegisOptions options;
   options.anytime = AnytimeMode::never;
   options.elimination = false;
-  options.network_nodes = 0;  // the network step would close most of these before any probe
+  options.network_work = 0;  // the network step would close most of these before any probe
   options.lp_branching = mode;
   options.branch_after_rlimit = rlimit;
   return run_cegis(p, options, nullptr);

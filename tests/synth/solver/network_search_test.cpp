@@ -18,6 +18,7 @@
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/row_penalties.hpp"
 #include "synth/solver/test_problems.hpp"
+#include "sanitized.hpp"
 
 namespace shardsynth::synth {
 
@@ -51,7 +52,7 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
   std::mt19937 rng(2032);
   ProblemMaker maker(rng);
   int checked = 0;
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < testing::scaled(1500); ++i) {
     const Problem p = i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
     if (!p.usage_limit) continue;
     const int64_t optimum = brute_force(p).cost;
@@ -76,7 +77,7 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
     }
     ++checked;
   }
-  CHECK(checked > 200);
+  CHECK(checked > testing::scaled(200));
 }
 
 }  // namespace shardsynth::synth
@@ -92,7 +93,7 @@ namespace shardsynth::synth {
 TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
   std::mt19937 rng(2033);
   int closed = 0, ran = 0;
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < testing::scaled(2000); ++i) {
     const Problem p = binding_problem(rng, 9);
     if (!p.usage_limit) continue;
     const int64_t optimum = brute_force(p).cost;
@@ -117,7 +118,7 @@ TEST_CASE("run_cegis_TheNetworkStepClosesBeforeZ3sLastCheck") {
     }
   }
   MESSAGE(ran << " network steps, " << closed << " closed");
-  CHECK(ran >= 40);
+  CHECK(ran >= testing::scaled(40));
   CHECK(closed == ran);  // problems this small close well within the step's nodes
 }
 
