@@ -141,8 +141,8 @@ void add_flags(CLI::App& app, Flags& flags) {
   app.add_flag("--no-branching", flags.no_branching, "no branch and bound on the LP, not even by default")->excludes(branching);
   app.add_option("--network-work", flags.network_work,
                  "under a usage limit: values the branch and bound on the folded problem as a cost network with knapsack rows "
-                 "may scan, before the anytime search and after the LP step each (its root also raises the lower bound; "
-                 "0: no such step)")
+                 "may scan after the LP step, a quarter of it before the anytime search (its root also raises the lower "
+                 "bound; 0: no such step)")
       ->capture_default_str()
       ->check(ir::non_negative_number());
   app.add_flag("--relax-usage", flags.relax, "with a usage limit, first solve without it (its optimum is kept when it fits)");

@@ -121,8 +121,11 @@ bool network_first(const Problem& problem, const CegisOptions& options, std::opt
   const Assignment hint = expand(prepared.reduced, rounded ? lp.plan : d.primal);
   std::optional<Clock::time_point> until = deadline;
   if (deadline) until = Clock::now() + (*deadline - Clock::now()) / 4;
+  // a quarter of the exact loop's budget: a search that closes here closes in
+  // little (s816-t: 80 ms), and one that does not gets the anytime search's
+  // plan as its incumbent later
   auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
-                                options.network_work, kNetworkMaxVariables, until);
+                                options.network_work / 4, kNetworkMaxVariables, until);
   if (!run || run->found.outcome != "closed") return false;
   prepared.network = std::move(run);
   return true;
