@@ -125,7 +125,7 @@ bool network_first(const Problem& problem, const CegisOptions& options, std::opt
   // little (s816-t: 80 ms), and one that does not gets the anytime search's
   // plan as its incumbent later
   auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
-                                options.network_work / 4, kNetworkMaxVariables, until);
+                                options.network_work / 4, kNetworkFirstMaxVariables, until);
   if (!run || run->found.outcome != "closed") return false;
   prepared.network = std::move(run);
   return true;

@@ -30,6 +30,13 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
 // Folded kernels larger than this are left to the other steps: the search's
 // nodes cost time linear in the kernel.
 inline constexpr std::size_t kNetworkMaxVariables = 2'000;
+// Before the anytime search, the step runs only on folded kernels up to this
+// size: it closes small tight ones there (s816-t, 375 variables), while on
+// the development set's 3,000-node problems (about 1,350 variables, 1,780
+// rows) it never closed and its second of folding, reparameterizing and
+// searching came out of the anytime search's time (d3k-t, 20 s, seed 1:
+// 902,282,459 against 901,420,503 without it).
+inline constexpr std::size_t kNetworkFirstMaxVariables = 1'000;
 
 // One search of a problem's cost network: its plans (of `problem`, in the
 // order found, each cheaper than the last) and its outcome.
