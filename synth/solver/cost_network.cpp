@@ -120,7 +120,6 @@ bool CostNetwork::kill(int var, int value) {
 // Moves each live value's cheapest pair on the arc's edge onto the value;
 // values without a pair die. Then normalizes the variable.
 bool CostNetwork::revise(int var, const Arc& arc) {
-  ++revisions_;
   const Edge& e = edges_[arc.edge];
   const int other = arc.is_a ? e.b : e.a;
   work_ += static_cast<long>(live_count_[var]) * size_[other];
@@ -218,13 +217,10 @@ bool CostNetwork::fit_row(int row) {
   row_dirty_[row] = 0;
   const KnapsackRow& r = rows_[row];
   for (const int i : r.vars) work_ += 2L * size_[i];
-  std::vector<int64_t> lightest(r.vars.size(), kForbidden);
+  std::vector<int64_t> lightest(r.vars.size());
   int64_t lightest_sum = 0;
   for (std::size_t m = 0; m < r.vars.size(); ++m) {
-    const int i = r.vars[m];
-    for (int v = 0; v < size_[i]; ++v) {
-      if (live_[first_[i] + v]) lightest[m] = std::min(lightest[m], r.weights[m][v]);
-    }
+    lightest[m] = lightest_weight(row, m);
     lightest_sum += lightest[m];
   }
   const int64_t slack = r.capacity - lightest_sum;
@@ -375,17 +371,23 @@ bool CostNetwork::assign(int var, int value) {
 
 bool CostNetwork::remove(int var, int value) { return kill(var, value) && propagate(); }
 
-Assignment CostNetwork::values() const {
-  Assignment plan(variables(), 0);
-  for (int i = 0; i < variables(); ++i) {
-    for (int v = 0; v < size_[i]; ++v) {
-      if (live_[first_[i] + v]) {
-        plan[i] = v;
-        break;
-      }
-    }
+int CostNetwork::cheapest(int var) const {
+  const std::size_t at = first_[var];
+  int best = -1;
+  for (int v = 0; v < size_[var]; ++v) {
+    if (live_[at + v] && (best < 0 || unary_[at + v] < unary_[at + best])) best = v;
   }
-  return plan;
+  return best;
+}
+
+int64_t CostNetwork::lightest_weight(int row, std::size_t member) const {
+  const KnapsackRow& r = rows_[row];
+  const int i = r.vars[member];
+  int64_t lightest = kForbidden;
+  for (int v = 0; v < size_[i]; ++v) {
+    if (live_[first_[i] + v]) lightest = std::min(lightest, r.weights[member][v]);
+  }
+  return lightest;
 }
 
 }  // namespace shardsynth::synth

@@ -53,6 +53,10 @@ class CostNetwork {
   int live_count(int var) const { return static_cast<int>(live_count_[var]); }
   bool live(int var, int value) const { return live_[first_[var] + value] != 0; }
   int64_t unary(int var, int value) const { return unary_[first_[var] + value]; }
+  // The live value of least unary cost (the lowest such index), -1 when none is live.
+  int cheapest(int var) const;
+  // The least weight among the live values of the row's member.
+  int64_t lightest_weight(int row, std::size_t member) const;
   int64_t floor() const { return floor_; }  // the lower bound: no plan of this subproblem costs less
   int64_t cutoff() const { return cutoff_; }
   // Lowers the cutoff (a cheaper plan was found); values are dropped at the
@@ -80,10 +84,7 @@ class CostNetwork {
   bool remove(int var, int value);
   bool propagate();
 
-  // The single live value of each variable (when every variable has one).
-  Assignment values() const;
-  long revisions() const { return revisions_; }  // arc revisions so far
-  long work() const { return work_; }            // values scanned so far (revisions, normalizing, pruning, rows): a deterministic measure of time
+  long work() const { return work_; }  // values scanned so far (revisions, normalizing, pruning, rows): a deterministic measure of time
 
   // A multiplier as an exact fraction: cost per byte.
   struct Multiplier {
@@ -139,7 +140,6 @@ class CostNetwork {
   std::vector<std::pair<int64_t*, int64_t>> trail_;  // changed slots and their old values
   std::vector<int> queue_;          // variables whose values were dropped, to revise their neighbours
   std::vector<char> queued_;        // per variable: in queue_
-  long revisions_ = 0;              // arc revisions run
   mutable long work_ = 0;           // values scanned (work())
 };
 

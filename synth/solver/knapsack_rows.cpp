@@ -16,23 +16,6 @@ int64_t heaviest(const KnapsackRow& row) {
 
 }  // namespace
 
-std::vector<KnapsackRow> rows_of_problem(const Problem& problem) {
-  std::vector<KnapsackRow> rows;
-  if (!problem.usage_limit) return rows;
-  for (const auto& set : usage_rows(problem)) {
-    KnapsackRow row;
-    row.capacity = *problem.usage_limit;
-    for (const int v : set) {
-      if (problem.nodes[v].size() == 0) continue;
-      row.vars.push_back(v);
-      row.weights.push_back(problem.nodes[v].usages);
-      row.step = std::max(row.step, problem.nodes[v].live_from);
-    }
-    if (heaviest(row) > row.capacity) rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 std::vector<KnapsackRow> rows_of_folded(const FoldedProblem& folded) {
   std::vector<KnapsackRow> rows;
   if (!folded.usage_limit) return rows;

@@ -2,7 +2,7 @@
 // Memory limits as knapsack rows over a network's variables: at one time
 // step, each member's usage depends on its value, and together the members
 // may use at most a capacity (the limit less what no choice changes).
-// Built from a Problem's co-live sets or from a folded problem's time slots.
+// Built from a folded problem's time slots.
 #include <cstdint>
 #include <vector>
 
@@ -18,9 +18,6 @@ struct KnapsackRow {
   int64_t step = 0;                           // the time step the row checks (a live_from of the problem)
 };
 
-// One row per maximal co-live set (usage_rows) whose heaviest values
-// exceed the limit; none without a limit.
-std::vector<KnapsackRow> rows_of_problem(const Problem& problem);
 // One row per time slot of the folded kernel whose heaviest values exceed
 // the limit, minus rows whose members and weights repeat the previous
 // slot's with no more room; none without a limit.

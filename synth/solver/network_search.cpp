@@ -21,12 +21,7 @@ std::vector<int> overflowing_rows(const CostNetwork& net) {
     const KnapsackRow& row = net.rows()[r];
     int64_t sum = 0;
     for (std::size_t m = 0; m < row.vars.size(); ++m) {
-      const int i = row.vars[m];
-      int cheapest = -1;
-      for (int v = 0; v < net.domain_size(i); ++v) {
-        if (net.live(i, v) && (cheapest < 0 || net.unary(i, v) < net.unary(i, cheapest))) cheapest = v;
-      }
-      sum += row.weights[m][cheapest];
+      sum += row.weights[m][net.cheapest(row.vars[m])];
     }
     if (sum > row.capacity || net.multiplier(r) > 0) rows.push_back(r);
   }
@@ -69,9 +64,7 @@ class Search {
   bool out_of_budget() {
     if (out_.outcome != "not run") return true;
     out_.work = net_.work() + scored_ * per_score_;
-    if (options_.max_nodes > 0 && out_.nodes >= options_.max_nodes) {
-      out_.outcome = "node limit";
-    } else if (options_.max_work > 0 && out_.work >= options_.max_work) {
+    if (options_.max_work > 0 && out_.work >= options_.max_work) {
       out_.outcome = "work limit";
     } else if (out_.nodes % kClockEvery == 0 &&
                ((options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested())) {
@@ -96,17 +89,7 @@ class Search {
 
   int choose_value(int var) const {
     if (!hint_.empty() && net_.live(var, hint_[var])) return hint_[var];
-    int best = -1;
-    for (int v = 0; v < net_.domain_size(var); ++v) {
-      if (net_.live(var, v) && (best < 0 || net_.unary(var, v) < net_.unary(var, best))) best = v;
-    }
-    return best;
-  }
-
-  void leaf() {
-    Assignment plan = net_.values();
-    const int64_t cost = input_.score(plan);
-    if (cost < out_.incumbent) improve(plan, cost);
+    return net_.cheapest(var);
   }
 
   void improve(const Assignment& plan, int64_t cost) {
@@ -120,23 +103,21 @@ class Search {
   // The plan of each variable's preferred value (the hint's when it is
   // among the cheapest, else the cheapest): scored on the kernel, it may be
   // cheaper than the incumbent; when it costs no more than the floor, no
-  // plan of this subproblem is cheaper, and the subproblem is done.
-  bool solved_by_supports() {
+  // plan of this subproblem is cheaper, and the subproblem is done (so is
+  // a leaf: its one plan was just scored). Otherwise `conflict` is where
+  // that plan pays (conflict_variable).
+  bool solved_by_supports(int* conflict) {
     Assignment plan(net_.variables());
     for (int i = 0; i < net_.variables(); ++i) {
-      int best = -1;
-      for (int v = 0; v < net_.domain_size(i); ++v) {
-        if (!net_.live(i, v)) continue;
-        if (best < 0 || net_.unary(i, v) < net_.unary(i, best)) best = v;
-      }
-      if (!hint_.empty() && net_.live(i, hint_[i]) && net_.unary(i, hint_[i]) == net_.unary(i, best)) best = hint_[i];
-      plan[i] = best;
+      const int best = net_.cheapest(i);
+      const bool hinted = !hint_.empty() && net_.live(i, hint_[i]) && net_.unary(i, hint_[i]) == net_.unary(i, best);
+      plan[i] = hinted ? hint_[i] : best;
     }
     const int64_t cost = input_.score(plan);
     ++scored_;
     if (cost < out_.incumbent) improve(plan, cost);
     if (cost <= offset_ + net_.floor()) return true;
-    conflict_ = conflict_variable(plan);
+    *conflict = conflict_variable(plan);
     return false;
   }
 
@@ -158,7 +139,8 @@ class Search {
     }
     if (best >= 0) return best;
     int64_t over = 0;
-    for (const auto& row : net_.rows()) {
+    for (int r = 0; r < static_cast<int>(net_.rows().size()); ++r) {
+      const KnapsackRow& row = net_.rows()[r];
       int64_t sum = -row.capacity;
       for (std::size_t m = 0; m < row.vars.size(); ++m) sum += row.weights[m][plan[row.vars[m]]];
       if (sum <= over) continue;
@@ -167,12 +149,9 @@ class Search {
       for (std::size_t m = 0; m < row.vars.size(); ++m) {
         const int i = row.vars[m];
         if (net_.live_count(i) < 2) continue;
-        int64_t lightest = kForbidden;
-        for (int v = 0; v < net_.domain_size(i); ++v) {
-          if (net_.live(i, v)) lightest = std::min(lightest, row.weights[m][v]);
-        }
-        if (row.weights[m][plan[i]] - lightest > spare) {
-          spare = row.weights[m][plan[i]] - lightest;
+        const int64_t above = row.weights[m][plan[i]] - net_.lightest_weight(r, m);
+        if (above > spare) {
+          spare = above;
           pick = i;
         }
       }
@@ -187,13 +166,10 @@ class Search {
   void dfs() {
     ++out_.nodes;
     if (out_of_budget()) return;
-    conflict_ = -1;
-    if (solved_by_supports()) return;
-    const int var = conflict_ >= 0 ? conflict_ : choose_variable();
-    if (var < 0) {
-      leaf();
-      return;
-    }
+    int conflict = -1;
+    if (solved_by_supports(&conflict)) return;
+    const int var = conflict >= 0 ? conflict : choose_variable();
+    if (var < 0) return;  // a leaf: solved_by_supports scored its plan
     const int value = choose_value(var);
     const std::size_t mark = net_.mark();
     if (net_.assign(var, value)) {
@@ -221,7 +197,6 @@ class Search {
   const NetworkSearchOptions& options_;
   const std::function<void(const Assignment&, int64_t)>& on_plan_;
   std::vector<int64_t> weight_;  // per variable: 1 + failures it was branched on
-  int conflict_ = -1;            // the branching variable the preferred plan points at (-1: none)
   long scored_ = 0;              // plans scored (one per node)
   long per_score_ = 0;           // values scanned to score one plan and find its conflict: variables, edges and row members
   NetworkSearch out_;

@@ -12,7 +12,7 @@
 // with the fewest live values per failure it took part in (dom/wdeg).
 // Branching is binary: the variable takes its value (the incumbent's when
 // still live, else the cheapest), or that value is dropped. When the search
-// ends without running out of time or nodes, no plan scores below the
+// ends without running out of time or work, no plan scores below the
 // incumbent at the end.
 #include <chrono>
 #include <cstdint>
@@ -29,12 +29,11 @@ namespace shardsynth::synth {
 
 struct NetworkSearchOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // stop (outcome "time limit") at this time (unset = none)
-  long max_nodes = 0;  // search nodes at most (outcome "node limit"); 0 = no limit
   long max_work = 0;   // values scanned at most, by the network and by scoring each node's plan (outcome "work limit"); 0 = no limit
 };
 
 struct NetworkSearch {
-  std::string outcome = "not run";  // "closed" (no plan cheaper than the incumbent), "time limit", "node limit", "work limit"
+  std::string outcome = "not run";  // "closed" (no plan cheaper than the incumbent), "time limit", "work limit"
   int64_t incumbent = kForbidden;   // the best kernel cost at the end (the one handed in, or a cheaper plan's)
   Assignment plan;                  // the cheapest kernel plan found below the one handed in (empty when none)
   int64_t root_bound = 0;           // offset + the floor after the root's propagation: no kernel plan costs less (= incumbent when the root closes)
