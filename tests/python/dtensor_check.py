@@ -2,6 +2,7 @@
 
     python dtensor_check.py PACKAGE_DIR [--models gpt2,llama,qwen2,mistral] [--meshes 8,2x4]
                             [--plans optimum,megatron,fsdp,zero1,random] [--seeds 7,8,9]
+                            [--grid full|half|cover]
 
 The parent traces each tiny `transformers` model (built from its config,
 random weights, eager attention) once and solves it for every mesh and plan
@@ -58,11 +59,21 @@ def inputs() -> torch.Tensor:
     return torch.randint(0, VOCAB, (BATCH, SEQ), generator=torch.Generator().manual_seed(1))
 
 
-def solve_all(models: list, meshes: list, plans: list, half: bool, seeds: tuple = (7,)) -> list:
-    """(model, mesh, plan kind, graph, schedule) for every case, solved in this process;
-    a random plan once per seed (its kind then `random:SEED`). With `half`, each (model,
-    plan kind) runs on one mesh, taken in turn, so that every model and every plan kind
-    still meets every mesh."""
+def selected(grid: str, model: int, mesh: int, plan: int, models: int, meshes: int) -> bool:
+    """Whether the case (model, mesh, plan kind), as indices, belongs to the grid: "full" (every
+    case), "half" (each (model, plan kind) on one mesh, taken in turn) or "cover" (each (mesh, plan
+    kind) with one model, the models shifted from mesh to mesh: every plan kind meets every mesh,
+    every model meets every mesh, and the models take the plan kinds in turn)."""
+    if grid == "half":
+        return (model + plan) % meshes == mesh
+    if grid == "cover":
+        return model == (plan + mesh * (models // meshes)) % models
+    return True
+
+
+def solve_all(models: list, meshes: list, plans: list, grid: str, seeds: tuple = (7,)) -> list:
+    """(model, mesh, plan kind, graph, schedule) for every case of the grid (selected), solved
+    in this process; a random plan once per seed (its kind then `random:SEED`)."""
     import shardsynth
 
     cases = []
@@ -70,7 +81,7 @@ def solve_all(models: list, meshes: list, plans: list, half: bool, seeds: tuple 
         graph = shardsynth.trace(build(name), (inputs(),))
         for k, mesh in enumerate(meshes):
             for j, kind in enumerate(plans):
-                if half and (i + j) % len(meshes) != k:
+                if not selected(grid, i, k, j, len(models), len(meshes)):
                     continue
                 plan = "" if kind == "optimum" else kind
                 for seed in (seeds if kind == "random" else seeds[:1]):
@@ -196,12 +207,13 @@ def main() -> int:
     parser.add_argument("--models", default="gpt2,llama,qwen2,mistral")
     parser.add_argument("--meshes", default="8,2x4")
     parser.add_argument("--plans", default="optimum,megatron,fsdp,zero1,random")
-    parser.add_argument("--half", action="store_true", help="each (model, plan kind) on one mesh, in turn")
+    parser.add_argument("--grid", choices=["full", "half", "cover"], default="full",
+                        help="which (model, mesh, plan kind) cases run (selected)")
     parser.add_argument("--seeds", default="7", help="the seeds of the random plans, one case each")
     args = parser.parse_args()
     sys.path.insert(0, args.package_dir)
     seeds = tuple(int(s) for s in args.seeds.split(","))
-    cases = solve_all(args.models.split(","), args.meshes.split(","), args.plans.split(","), args.half, seeds)
+    cases = solve_all(args.models.split(","), args.meshes.split(","), args.plans.split(","), args.grid, seeds)
     try:
         torch.multiprocessing.spawn(rank_main, args=(8, free_port(), args.package_dir, cases), nprocs=8)
     except torch.multiprocessing.ProcessExitedException:
