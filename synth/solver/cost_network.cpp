@@ -339,6 +339,72 @@ bool CostNetwork::price_row(int row, bool* moved) {
   return floor_ < cutoff_;
 }
 
+// Full directional support of the edge's earlier end (lower index) on its
+// later end: each earlier value's cheapest pair, counting the later end's
+// unary cost, is moved onto the earlier value, the unary costs it needs
+// first extended from the later end into the edge (never more than a
+// value has, so every term stays at least zero).
+bool CostNetwork::full_support(int edge) {
+  const Edge& e = edges_[edge];
+  const bool a_first = e.a < e.b;
+  const int i = a_first ? e.a : e.b;
+  const int j = a_first ? e.b : e.a;
+  const std::size_t delta_i = a_first ? e.delta_a : e.delta_b;
+  const std::size_t delta_j = a_first ? e.delta_b : e.delta_a;
+  const auto cost = [&](int vi, int vj) { return a_first ? pair_cost(e, vi, vj) : pair_cost(e, vj, vi); };
+  work_ += 2L * live_count_[i] * size_[j];
+  need_.assign(size_[i], 0);
+  bool any = false;
+  for (int a = 0; a < size_[i]; ++a) {
+    if (!live_[first_[i] + a]) continue;
+    int64_t least = kForbidden;
+    for (int b = 0; b < size_[j] && least > 0; ++b) {
+      if (!live_[first_[j] + b]) continue;
+      const int64_t c = cost(a, b);
+      if (c < kForbidden) least = std::min(least, c + unary_[first_[j] + b]);
+    }
+    if (least < kForbidden && least > 0) {
+      need_[a] = least;
+      any = true;
+    }
+  }
+  if (!any) return true;
+  for (int b = 0; b < size_[j]; ++b) {
+    const std::size_t at = first_[j] + b;
+    if (!live_[at]) continue;
+    int64_t extend = 0;
+    for (int a = 0; a < size_[i]; ++a) {
+      if (need_[a] == 0 || !live_[first_[i] + a]) continue;
+      const int64_t c = cost(a, b);
+      if (c < kForbidden) extend = std::max(extend, need_[a] - c);
+    }
+    extend = std::min(extend, unary_[at]);
+    if (extend > 0) {
+      set(deltas_[delta_j + b], deltas_[delta_j + b] - extend);
+      set(unary_[at], unary_[at] - extend);
+    }
+  }
+  for (int a = 0; a < size_[i]; ++a) {
+    if (need_[a] == 0) continue;
+    set(deltas_[delta_i + a], deltas_[delta_i + a] + need_[a]);
+    set(unary_[first_[i] + a], unary_[first_[i] + a] + need_[a]);
+  }
+  return normalize(i);
+}
+
+// Directional arc consistency: every edge's full support, the later
+// variables first, so that costs flow toward the first variable and into
+// the floor.
+bool CostNetwork::direct_costs() {
+  for (int j = variables() - 1; j >= 0; --j) {
+    for (const Arc& arc : arcs_[j]) {
+      const Edge& e = edges_[arc.edge];
+      if (std::max(e.a, e.b) == j && !full_support(arc.edge)) return false;
+    }
+  }
+  return true;
+}
+
 bool CostNetwork::propagate() {
   if (!started_) {
     started_ = true;
@@ -354,6 +420,9 @@ bool CostNetwork::propagate() {
     if (!queue_.empty()) continue;
     if (passes >= kPricingPasses) return true;
     ++passes;
+    const int64_t before = floor_;
+    if (!direct_costs()) return false;
+    if (!queue_.empty() || floor_ != before) continue;
     bool moved = false;
     for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
       if (priced_[r] && !price_row(r, &moved)) return false;

@@ -118,6 +118,8 @@ class CostNetwork {
   std::optional<Multiplier> turning_point(int row, int direction) const;
   bool price_row(int row, bool* moved);
   bool drain();
+  bool full_support(int edge);
+  bool direct_costs();
 
   std::vector<std::size_t> first_;  // per variable: offset of its values in the flat arrays
   std::vector<int> size_;           // per variable: strategy count
@@ -140,6 +142,7 @@ class CostNetwork {
   std::vector<std::pair<int64_t*, int64_t>> trail_;  // changed slots and their old values
   std::vector<int> queue_;          // variables whose values were dropped, to revise their neighbours
   std::vector<char> queued_;        // per variable: in queue_
+  std::vector<int64_t> need_;       // full_support's scratch: per value of the earlier end, the cost it receives
   mutable long work_ = 0;           // values scanned (work())
 };
 
