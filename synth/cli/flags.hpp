@@ -52,7 +52,7 @@ struct Flags {
   bool no_elimination = false;           // --no-elimination
   bool branching = false;                // --branching
   bool no_branching = false;             // --no-branching
-  long network_work = 600'000'000;       // --network-work: values the cost network's search may scan; 0 = no network step
+  long network_work = 4'000'000'000;       // --network-work: values the cost network's search may scan; 0 = no network step
   bool relax = false;                    // --relax-usage
   int threads = 0;                       // --threads: anytime searches side by side; 0 = one per core
   int64_t seed = 1;                      // --seed: the anytime search's first seed

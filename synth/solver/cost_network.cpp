@@ -190,12 +190,15 @@ bool CostNetwork::prune_all() {
   return true;
 }
 
-// Revises the edges of every variable that lost values, until none did.
+// Revises the edges of every variable that lost values, until none did;
+// first its cheapest remaining value's cost goes into the floor (a lost
+// value may have been its only free one).
 bool CostNetwork::drain() {
   while (!queue_.empty()) {
     const int j = queue_.back();
     queue_.pop_back();
     queued_[j] = 0;
+    if (!normalize(j)) return false;
     for (const Arc& arc : arcs_[j]) {
       const Edge& e = edges_[arc.edge];
       const int i = arc.is_a ? e.b : e.a;

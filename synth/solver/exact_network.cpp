@@ -31,7 +31,7 @@ void ExactSearch::search_by_network() {
     prepared_->network.reset();
   } else {
     std::optional<Clock::time_point> until = deadline_;
-    if (deadline_) until = start + (*deadline_ - start) / 4;  // the elimination, the branching and Z3 keep the rest
+    if (deadline_) until = start + (*deadline_ - start) / 2;  // the elimination, the branching and Z3 keep the rest
     run = run_network_search(scored_, kernel_, lp_.get(), best_ ? *best_ : kForbidden, result_.best,
                              options_.network_work, kNetworkMaxVariables, until);
   }
