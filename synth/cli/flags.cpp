@@ -141,7 +141,7 @@ void add_flags(CLI::App& app, Flags& flags) {
   app.add_flag("--no-branching", flags.no_branching, "no branch and bound on the LP, not even by default")->excludes(branching);
   app.add_option("--network-work", flags.network_work,
                  "under a usage limit: values the branch and bound on the folded problem as a cost network with knapsack rows "
-                 "may scan after the LP step, a quarter of it before the anytime search (its root also raises the lower "
+                 "may scan after the LP step, a sixteenth of it before the anytime search (its root also raises the lower "
                  "bound; 0: no such step)")
       ->capture_default_str()
       ->check(ir::non_negative_number());

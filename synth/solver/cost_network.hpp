@@ -1,7 +1,7 @@
 #pragma once
 // A kernel Problem as a weighted constraint network whose lower bound rises
-// under branching: soft arc consistency (AC*) with memory rows, restored on
-// backtracking from a trail. The exact search on it is network_search.hpp.
+// under branching: soft and directional arc consistency with memory rows,
+// restored on backtracking from a trail. The exact search on it is network_search.hpp.
 //
 // Every value (a node's strategy) has a unary cost, every edge a table
 // whose current cost for a pair is its original cost minus what was moved
@@ -13,8 +13,16 @@
 //  - arc consistency: each value's cheapest pair on an edge (over the
 //    other end's live values) moves onto the value; a value without a pair
 //    left dies;
-//  - node consistency: each variable's cheapest value moves into `floor`,
-//    and a value whose unary cost lifts `floor` to the cutoff dies;
+//  - node consistency: each variable's cheapest value moves into `floor`
+//    (again whenever it loses values), and a value whose unary cost lifts
+//    `floor` to the cutoff dies;
+//  - directional arc consistency: on each edge, the end of lower index
+//    gets full supports: each of its values receives its cheapest pair
+//    counting the other end's unary cost, after the unary costs that needs
+//    are extended from the other end into the edge (a residual may then
+//    be negative for a dead value, never for live ones). One pass from the
+//    last variable to the first carries costs toward the first variable
+//    and into `floor` (on a tree, all the way to the optimum);
 //  - knapsack rows (knapsack_rows.hpp: members whose weights must fit a
 //    capacity): a value too heavy for the room the other members' lightest
 //    values leave dies; and each row marked priced carries a multiplier

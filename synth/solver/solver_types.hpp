@@ -89,7 +89,7 @@ struct CegisOptions {
   bool dual_bound = true;         // reparameterize, start from a decoded incumbent, prune at the gap (dual_bound.hpp)
   bool elimination = true;        // with lp_bound: the Pareto elimination closes the gap under a usage limit (elimination_search.hpp)
   BranchingMode lp_branching = BranchingMode::automatic;  // with lp_bound, under a usage limit: when to branch and bound on the LP (lp_branching.hpp; BENCHMARKS.md, issue 32)
-  long network_work = 4'000'000'000;  // under a usage limit: values the cost network's branch and bound on the folded problem may scan after the LP step, a quarter of it before the anytime search (network_search.hpp; exact_network.cpp); 0 = no network step
+  long network_work = 4'000'000'000;  // under a usage limit: values the cost network's branch and bound on the folded problem may scan after the LP step, a sixteenth of it before the anytime search (network_search.hpp; exact_network.cpp); about 0.5-1e9 per second; 0 = no network step
   uint64_t branch_after_rlimit = 10'000'000;  // automatic branching: Z3's resource units (its deterministic "rlimit") one bisection probe may spend before the branching takes over
   bool lp_bound = true;           // with dual_bound: the LP relaxation's bound, rounded plan and reduced-cost fixing (lp_tightening.hpp)
   bool relax_usage = false;       // with a usage limit, first solve without it and keep its optimum if it fits
