@@ -31,6 +31,7 @@
 #include "synth/solver/iopddl.hpp"
 #include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/network_input.hpp"
+#include "synth/solver/network_cutoffs.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/reduction.hpp"
 
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
   }
   NetworkSearchOptions options;
   options.deadline = begin + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-  const NetworkSearch found = search_network(input, below, {}, options, [&](const Assignment&, int64_t cost) {
+  const NetworkSearch found = search_network_by_cutoffs(input, below, {}, options, [&](const Assignment&, int64_t cost) {
     std::printf("plan %lld at %.2f s\n", static_cast<long long>(cost),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     std::fflush(stdout);

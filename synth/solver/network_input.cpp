@@ -1,5 +1,7 @@
 #include "synth/solver/network_input.hpp"
 
+#include "synth/solver/network_cutoffs.hpp"
+
 #include <algorithm>
 
 #include "synth/solver/dual_bound.hpp"
@@ -54,7 +56,7 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   NetworkSearchOptions options;
   options.max_work = work;
   options.deadline = deadline;
-  run.found = search_network(input, incumbent, fold_assignment(folded, hint), options,
+  run.found = search_network_by_cutoffs(input, incumbent, fold_assignment(folded, hint), options,
                              [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });
   return run;
 }

@@ -4,7 +4,9 @@
 // penalties of random multipliers and a reparameterization on top, it finds
 // the optimum when no incumbent is handed in, closes at once below it, and
 // its root bound never passes it; with the optimum + 1 as the cutoff
-// (values pruned against it from the root on) it still finds the optimum.
+// (values pruned against it from the root on) it still finds the optimum;
+// under climbing cutoffs (network_cutoffs.hpp) from a loose incumbent it
+// finds and proves the optimum too.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -15,6 +17,7 @@
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/knapsack_rows.hpp"
+#include "synth/solver/network_cutoffs.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/row_penalties.hpp"
 #include "synth/solver/test_problems.hpp"
@@ -74,6 +77,16 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
       CHECK(below.outcome == "closed");
       CHECK(below.plan.empty());
       CHECK(below.incumbent == optimum);
+      // under climbing cutoffs, from a loose incumbent: the optimum, closed, and no bound above it
+      const int64_t loose = optimum + 1 + static_cast<int64_t>(rng() % (optimum + 2));
+      const NetworkSearch climbed = search_network_by_cutoffs(input, loose, {}, {});
+      CHECK(climbed.outcome == "closed");
+      CHECK(climbed.incumbent == optimum);
+      CHECK(climbed.root_bound <= optimum);
+      CHECK(evaluate(p, unfold(folded, climbed.plan)) == optimum);
+      const NetworkSearch at = search_network_by_cutoffs(input, optimum, {}, {});
+      CHECK(at.outcome == "closed");
+      CHECK(at.plan.empty());
     }
     ++checked;
   }
