@@ -127,7 +127,8 @@ bool network_first(const Problem& problem, const CegisOptions& options, std::opt
   // later; with a quarter (1e9), d816-t's anytime search lost 1-2 s of 20
   // to a search that could not close from the LP's plan
   auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
-                                options.network_work / 16, kNetworkFirstMaxVariables, until);
+                                options.network_work / 16, kNetworkFirstMaxVariables, until,
+                                /*climb=*/true);
   if (!run || run->found.outcome != "closed") return false;
   prepared.network = std::move(run);
   return true;

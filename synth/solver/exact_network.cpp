@@ -33,7 +33,8 @@ void ExactSearch::search_by_network() {
     std::optional<Clock::time_point> until = deadline_;
     if (deadline_) until = start + (*deadline_ - start) / 2;  // the elimination, the branching and Z3 keep the rest
     run = run_network_search(scored_, kernel_, lp_.get(), best_ ? *best_ : kForbidden, result_.best,
-                             options_.network_work, kNetworkMaxVariables, until);
+                             options_.network_work, kNetworkMaxVariables, until,
+                             /*climb=*/false);
   }
   if (!run) return;
   for (auto& [plan, cost] : run->plans) {

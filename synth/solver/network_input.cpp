@@ -46,7 +46,7 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
-                                             std::optional<std::chrono::steady_clock::time_point> deadline) {
+                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb) {
   const auto start = std::chrono::steady_clock::now();
   const FoldedProblem folded = fold_problem(problem, deadline);
   if (folded.infeasible || folded.kernel.nodes.size() > max_variables) return std::nullopt;
@@ -56,7 +56,8 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   NetworkSearchOptions options;
   options.max_work = work;
   options.deadline = deadline;
-  run.found = search_network_by_cutoffs(input, incumbent, fold_assignment(folded, hint), options,
+  const auto search = climb ? search_network_by_cutoffs : search_network;
+  run.found = search(input, incumbent, fold_assignment(folded, hint), options,
                              [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });
   return run;
 }

@@ -49,12 +49,13 @@ struct NetworkRun {
 // Folds `problem`, builds its network (network_input) and searches it below
 // `incumbent` (a cost of `problem`; kForbidden = none), `hint` (a plan of
 // `problem`, or empty) ordering the values, until it has scanned `work`
-// values (NetworkSearchOptions::max_work) or `deadline` passes. Unset when the folded kernel has more than
+// values (NetworkSearchOptions::max_work) or `deadline` passes; with
+// `climb`, under climbing cutoffs (network_cutoffs.hpp). Unset when the folded kernel has more than
 // `max_variables` variables or folding finds no plan at all.
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
-                                             std::optional<std::chrono::steady_clock::time_point> deadline);
+                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb);
 
 // Per row, the sum of the LP's duals of the binding rows whose time step
 // (the latest start among their nodes in `kernel`) falls in it: the last
