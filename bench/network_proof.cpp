@@ -1,5 +1,6 @@
 // `network_proof` (bench tool, built with the tests): the cost network's
-// branch and bound (network_search.hpp) on an IOPDDL file's exact kernel
+// branch and bound (network_search.hpp), under climbing cutoffs when COST
+// is given (network_cutoffs.hpp), on an IOPDDL file's exact kernel
 // (the folded kernel, fold_problem, with its time slots as knapsack rows,
 // reparameterized), asked for
 // plans below COST (a cost of the file's problem; omit for none), for at
