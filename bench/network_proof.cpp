@@ -15,7 +15,9 @@
 // rows' slack terms = its cost) before and after the root's propagation
 // without a cutoff.
 //
-//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--plan FILE]
+// With --no-climb, one search below COST, as the exact loop's step runs it.
+//
+//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--no-climb] [--plan FILE]
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -48,11 +50,15 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", seconds);
   std::string plan_file;
   app.add_option("--plan", plan_file);
+  bool no_climb = false;
+  app.add_flag("--no-climb", no_climb, "one search below COST (as the exact loop's step), not climbing cutoffs");
   bool penalize = false;
   app.add_flag("--penalize", penalize, "bound with the kernel penalized by the LP's row duals, reparameterized again");
   CLI11_PARSE(app, argc, argv);
   const auto begin = std::chrono::steady_clock::now();
   const Problem problem = load_iopddl(file);
+  const auto since = [&begin] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+  std::printf("loaded at %.2f s\n", since());
   const FoldedProblem folded = fold_problem(problem);
   std::optional<LpRelaxation> lp;
   Problem kernel;
@@ -66,8 +72,8 @@ int main(int argc, char** argv) {
                 static_cast<int>(lp->binding_rows.size()), lp->ms / 1000);
   }
   const NetworkInput input = network_input(problem, folded, kernel, lp ? &*lp : nullptr);
-  std::printf("folded kernel %zu nodes, %zu rows, TRW-S bound %lld\n", input.network.nodes.size(), input.rows.size(),
-              static_cast<long long>(input.offset));
+  std::printf("folded kernel %zu nodes, %zu rows, TRW-S bound %lld, ready at %.2f s\n", input.network.nodes.size(),
+              input.rows.size(), static_cast<long long>(input.offset), since());
   if (!plan_file.empty()) {
     std::ifstream in(plan_file);
     std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -110,7 +116,8 @@ int main(int argc, char** argv) {
   }
   NetworkSearchOptions options;
   options.deadline = begin + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-  const NetworkSearch found = search_network_by_cutoffs(input, below, {}, options, [&](const Assignment&, int64_t cost) {
+  const auto search = no_climb ? search_network : search_network_by_cutoffs;
+  const NetworkSearch found = search(input, below, {}, options, [&](const Assignment&, int64_t cost) {
     std::printf("plan %lld at %.2f s\n", static_cast<long long>(cost),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     std::fflush(stdout);

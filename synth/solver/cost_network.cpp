@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "synth/solver/interrupt.hpp"
+
 namespace shardsynth::synth {
 namespace {
 
 // Lagrangian passes over the priced rows per propagation: each pass that
 // lifts the floor makes the next one worth trying, but their gains shrink.
 constexpr int kPricingPasses = 2;
+
+// Propagation looks at the clock once per this many queue entries,
+// variables or rows (each a complete move: the network stays valid).
+constexpr int kClockEvery = 64;
 
 using Multiplier = CostNetwork::Multiplier;
 
@@ -194,7 +200,8 @@ bool CostNetwork::prune_all() {
 // first its cheapest remaining value's cost goes into the floor (a lost
 // value may have been its only free one).
 bool CostNetwork::drain() {
-  while (!queue_.empty()) {
+  for (int popped = 1; !queue_.empty(); ++popped) {
+    if (popped % kClockEvery == 0 && due()) return true;
     const int j = queue_.back();
     queue_.pop_back();
     queued_[j] = 0;
@@ -210,6 +217,7 @@ bool CostNetwork::drain() {
 
 bool CostNetwork::fit_rows() {
   for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+    if (r % kClockEvery == kClockEvery - 1 && due()) return true;
     if (row_dirty_[r] && !fit_row(r)) return false;
   }
   return true;
@@ -400,6 +408,7 @@ bool CostNetwork::full_support(int edge) {
 // the floor.
 bool CostNetwork::direct_costs() {
   for (int j = variables() - 1; j >= 0; --j) {
+    if (j % kClockEvery == 0 && due()) return true;
     for (const Arc& arc : arcs_[j]) {
       const Edge& e = edges_[arc.edge];
       if (std::max(e.a, e.b) == j && !full_support(arc.edge)) return false;
@@ -417,6 +426,7 @@ bool CostNetwork::propagate() {
   }
   int passes = 0;
   while (true) {
+    if (due()) return true;  // stopped short: the floor is still a bound, only a lower one
     if (!drain() || !prune_all()) return false;
     if (!queue_.empty()) continue;
     if (!fit_rows()) return false;
@@ -428,10 +438,18 @@ bool CostNetwork::propagate() {
     if (!queue_.empty() || floor_ != before) continue;
     bool moved = false;
     for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+      if (r % kClockEvery == kClockEvery - 1 && due()) return true;
       if (priced_[r] && !price_row(r, &moved)) return false;
     }
     if (!moved && queue_.empty()) return true;
   }
+}
+
+bool CostNetwork::due() {
+  if (!interrupted_ && ((deadline_ && std::chrono::steady_clock::now() >= *deadline_) || interrupt_requested())) {
+    interrupted_ = true;
+  }
+  return interrupted_;
 }
 
 bool CostNetwork::assign(int var, int value) {

@@ -35,7 +35,11 @@
 //    follows the subproblem, and a row that no longer binds gives back
 //    what its penalty took.
 // Every change goes through the trail (a pointer and its old value), so
-// `restore(mark)` brings the network back exactly.
+// `restore(mark)` brings the network back exactly. Past its deadline
+// propagation stops between two moves (each move keeps the invariant, so
+// `floor` stays a bound) and reports success; `interrupted()` then says
+// that the fixed point was not reached, and the search must stop.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -91,6 +95,10 @@ class CostNetwork {
   bool assign(int var, int value);
   bool remove(int var, int value);
   bool propagate();
+  // Propagation stops short at `deadline` (or on an interrupt request): see interrupted().
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) { deadline_ = deadline; }
+  // A propagation stopped short (deadline or interrupt): its floor is a bound, but no fixed point.
+  bool interrupted() const { return interrupted_; }
 
   long work() const { return work_; }  // values scanned so far (revisions, normalizing, pruning, rows): a deterministic measure of time
 
@@ -128,6 +136,7 @@ class CostNetwork {
   bool drain();
   bool full_support(int edge);
   bool direct_costs();
+  bool due();
 
   std::vector<std::size_t> first_;  // per variable: offset of its values in the flat arrays
   std::vector<int> size_;           // per variable: strategy count
@@ -152,6 +161,8 @@ class CostNetwork {
   std::vector<char> queued_;        // per variable: in queue_
   std::vector<int64_t> need_;       // full_support's scratch: per value of the earlier end, the cost it receives
   mutable long work_ = 0;           // values scanned (work())
+  std::optional<std::chrono::steady_clock::time_point> deadline_;  // propagation stops short past it (unset: never)
+  bool interrupted_ = false;        // a propagation stopped short (not trailed: the search ends)
 };
 
 }  // namespace shardsynth::synth

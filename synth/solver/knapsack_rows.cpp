@@ -20,31 +20,56 @@ std::vector<KnapsackRow> rows_of_folded(const FoldedProblem& folded) {
   std::vector<KnapsackRow> rows;
   if (!folded.usage_limit) return rows;
   const int slots = static_cast<int>(folded.slot_times.size());
-  std::vector<std::map<int, std::vector<int64_t>>> live(slots);  // per slot: member -> summed weights
+  // A sweep over the slots: each piece joins its node's weights where it
+  // starts and leaves where it ends, and the members' weights are written
+  // out only at the slots where a piece starts or ends.
+  std::vector<std::vector<std::pair<int, const UsagePiece*>>> joins(slots), leaves(slots + 1);
   for (int v = 0; v < static_cast<int>(folded.pieces.size()); ++v) {
-    for (const auto& piece : folded.pieces[v]) {
-      for (int t = piece.from; t < piece.to; ++t) {
-        auto& w = live[t][v];
-        if (w.empty()) w.assign(piece.usages.size(), 0);
-        for (std::size_t s = 0; s < w.size(); ++s) w[s] += piece.usages[s];
-      }
+    for (const UsagePiece& piece : folded.pieces[v]) {
+      if (piece.from >= std::min(piece.to, slots)) continue;
+      joins[piece.from].emplace_back(v, &piece);
+      leaves[std::min(piece.to, slots)].emplace_back(v, &piece);
     }
   }
+  std::map<int, std::pair<int, std::vector<int64_t>>> live;  // member -> (its pieces live, summed weights)
+  KnapsackRow current;      // this slot's members and weights (capacity and step unset)
+  int64_t most = 0;         // heaviest(current)
+  bool as_last = false;     // rows.back() has current's members and weights
   for (int t = 0; t < slots; ++t) {
-    KnapsackRow row;
-    row.capacity = *folded.usage_limit - folded.base[t];
-    row.step = folded.slot_times[t];
-    for (auto& [v, w] : live[t]) {
-      if (*std::max_element(w.begin(), w.end()) == 0) continue;
-      row.vars.push_back(v);
-      row.weights.push_back(std::move(w));
+    if (!joins[t].empty() || !leaves[t].empty()) {
+      for (const auto& [v, piece] : leaves[t]) {
+        auto& [count, w] = live[v];
+        for (std::size_t s = 0; s < w.size(); ++s) w[s] -= piece->usages[s];
+        if (--count == 0) live.erase(v);
+      }
+      for (const auto& [v, piece] : joins[t]) {
+        auto& [count, w] = live[v];
+        if (w.empty()) w.assign(piece->usages.size(), 0);
+        for (std::size_t s = 0; s < w.size(); ++s) w[s] += piece->usages[s];
+        ++count;
+      }
+      current = KnapsackRow{};
+      for (const auto& [v, entry] : live) {
+        if (*std::max_element(entry.second.begin(), entry.second.end()) == 0) continue;
+        current.vars.push_back(v);
+        current.weights.push_back(entry.second);
+      }
+      most = heaviest(current);
+      as_last = !rows.empty() && rows.back().vars == current.vars && rows.back().weights == current.weights;
     }
-    if (heaviest(row) <= row.capacity) continue;
-    if (!rows.empty() && rows.back().vars == row.vars && rows.back().weights == row.weights) {
-      if (row.capacity < rows.back().capacity) rows.back() = std::move(row);
+    const int64_t capacity = *folded.usage_limit - folded.base[t];
+    if (most <= capacity) continue;
+    if (as_last) {
+      if (capacity < rows.back().capacity) {
+        rows.back().capacity = capacity;
+        rows.back().step = folded.slot_times[t];
+      }
       continue;
     }
-    rows.push_back(std::move(row));
+    rows.push_back(current);
+    rows.back().capacity = capacity;
+    rows.back().step = folded.slot_times[t];
+    as_last = true;
   }
   return rows;
 }

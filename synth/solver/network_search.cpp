@@ -35,6 +35,7 @@ class Search {
       : input_(input), offset_(input.offset), net_(input.network, input.rows, input.multipliers, relative(incumbent)), hint_(hint),
         options_(options), on_plan_(on_plan), weight_(input.network.nodes.size(), 1) {
     out_.incumbent = incumbent;
+    net_.set_deadline(options.deadline);
     per_score_ = static_cast<long>(input.network.nodes.size() + input.network.edges.size());
     for (const auto& row : input.rows) per_score_ += static_cast<long>(row.vars.size());
   }
@@ -66,6 +67,8 @@ class Search {
     out_.work = net_.work() + scored_ * per_score_;
     if (options_.max_work > 0 && out_.work >= options_.max_work) {
       out_.outcome = "work limit";
+    } else if (net_.interrupted()) {
+      out_.outcome = "time limit";
     } else if (out_.nodes % kClockEvery == 0 &&
                ((options_.deadline && Clock::now() >= *options_.deadline) || interrupt_requested())) {
       out_.outcome = "time limit";

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "synth/solver/anytime.hpp"
+#include "synth/solver/anytime_phase.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/local_search.hpp"
+#include "synth/solver/network_input.hpp"
 #include "synth/solver/region_bnb.hpp"
 #include "synth/solver/region_cegis.hpp"
 #include "synth/solver/step_rule.hpp"
@@ -657,6 +659,52 @@ TEST_CASE("improve_region_LeavesARegionWhoseEncodingPassesTheCapUntried") {
       CHECK(r.proven);
     }
   }
+}
+
+namespace {
+
+// A chain of `n` nodes with three strategies each, random costs and usages,
+// and full random tables between neighbours: nothing folds away.
+Problem unfoldable_chain(std::mt19937& rng, int n) {
+  std::uniform_int_distribution<int64_t> cost(0, 1000), usage(1, 100);
+  Problem p{"chain", {}, {}, std::nullopt};
+  int64_t least = 0;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node{"n" + std::to_string(i), {}, {}, i, i + 3};
+    for (int s = 0; s < 3; ++s) {
+      node.costs.push_back(cost(rng));
+      node.usages.push_back(usage(rng));
+    }
+    least += *std::min_element(node.usages.begin(), node.usages.end());
+    p.nodes.push_back(std::move(node));
+    if (i == 0) continue;
+    ProblemEdge edge{i - 1, i, {}};
+    for (int k = 0; k < 9; ++k) edge.costs.push_back(cost(rng));
+    p.edges.push_back(std::move(edge));
+  }
+  p.usage_limit = least;  // a limit, as under which the anytime phase runs (it does not bind: three nodes are live at once)
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("after_anytime_UnderALimitTheExactLoopOnlyWithinTheProofsReach") {
+  std::mt19937 rng(5u);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  const Problem small = unfoldable_chain(rng, 600);
+  const Problem beyond = unfoldable_chain(rng, static_cast<int>(kNetworkFirstMaxVariables) + 200);
+  const Problem large = unfoldable_chain(rng, kExactLoopMaxNodes + 1);
+  REQUIRE(fold_problem(beyond).kernel.nodes.size() > kNetworkFirstMaxVariables);
+  REQUIRE(fold_problem(large).kernel.nodes.size() > kNetworkMaxVariables);
+  CHECK(after_anytime(small, later) == AfterAnytime::exact_loop);
+  CHECK(after_anytime(small, std::nullopt) == AfterAnytime::exact_loop);
+  CHECK(after_anytime(beyond, later) == AfterAnytime::network_step);
+  CHECK(after_anytime(beyond, std::nullopt) == AfterAnytime::exact_loop);  // without a limit the exact loop proves in the end
+  CHECK(after_anytime(large, std::nullopt) == AfterAnytime::nothing);
+  CHECK(after_anytime(large, later) == AfterAnytime::nothing);
+  Problem no_limit = beyond;
+  no_limit.usage_limit.reset();
+  CHECK(after_anytime(no_limit, later) == AfterAnytime::nothing);
 }
 
 }  // namespace shardsynth::synth

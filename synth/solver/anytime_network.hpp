@@ -1,0 +1,30 @@
+#pragma once
+// The cost network's step after the anytime search, where the exact loop
+// does not follow (exact_loop_follows in anytime_phase.hpp) but the
+// problem folds to a kernel the network search can hold
+// (kNetworkMaxVariables): the searches' best plan is the incumbent and the
+// hint, and the network's branch and bound (network_search.hpp; no LP:
+// the rows' multipliers start at zero and move by the search's own
+// Lagrangian steps) looks for cheaper plans until the deadline. Each one is
+// a step (source "network", sat). Its root's floor bounds every plan
+// cheaper than the incumbent, so the lower bound rises to it; when the
+// search closes, nothing is cheaper than the best plan, and the step says
+// so (unsat) and the bound rises to the best cost. That is not Z3's unsat:
+// the problem is too large for the exact loop's Z3 check, so the run is not
+// called proven (CegisResult::proven_optimal stays false), its gap is 0.
+#include <chrono>
+#include <optional>
+
+#include "synth/solver/problem.hpp"
+#include "synth/solver/solver_types.hpp"
+
+namespace shardsynth::synth {
+
+// Runs the step on `problem` below `result`'s best plan (none: nothing to
+// do), adding its steps and bound to `result` and publishing them.
+void search_network_after_anytime(const Problem& problem, const CegisOptions& options,
+                                  std::optional<std::chrono::steady_clock::time_point> deadline,
+                                  const IterationCallback& on_iteration, const BoundCallback& on_bound,
+                                  CegisResult& result);
+
+}  // namespace shardsynth::synth
