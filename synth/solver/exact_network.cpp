@@ -37,29 +37,14 @@ void ExactSearch::search_by_network() {
                              /*climb=*/false);
   }
   if (!run) return;
-  for (auto& [plan, cost] : run->plans) {
-    Iteration it;
-    it.source = "network";
-    it.status = CheckStatus::sat;
-    it.bound = best_;
-    it.prepare_ms = &plan == &run->plans.front().first ? run->prepare_ms : 0;
-    it.assignment = std::move(plan);
-    it.cost = evaluate(scored_, it.assignment);
-    if (it.cost != cost) {
-      throw EvaluatorMismatch("network: the evaluator scores its plan " + std::to_string(it.cost) +
-                              " but the search scored " + std::to_string(cost));
-    }
+  for (std::size_t k = 0; k < run->plans.size(); ++k) {
+    Iteration it = network_plan_step(scored_, *run, k, best_);
     if (best_ && it.cost >= *best_) continue;
     improve(it);
     report(std::move(it));
   }
   const NetworkSearch& found = run->found;
-  Iteration it;
-  it.source = "network";
-  it.bound = best_;  // after the plans it found: closed means none below this
-  it.prepare_ms = run->plans.empty() ? run->prepare_ms : 0;
-  it.solver_ms = found.ms;
-  it.status = found.outcome == "closed" ? CheckStatus::unsat : CheckStatus::unknown;
+  Iteration it = network_search_step(*run, best_);  // after the plans it found: closed means none below the best
   // closed: no plan below the best cost; else the root's floor bounds the
   // plans cheaper than the incumbent, and the others cost at least that
   if (found.outcome == "closed" && best_) {

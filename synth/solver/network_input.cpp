@@ -3,6 +3,7 @@
 #include "synth/solver/network_cutoffs.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/row_penalties.hpp"
@@ -60,6 +61,32 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   run.found = search(input, incumbent, fold_assignment(folded, hint), options,
                              [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });
   return run;
+}
+
+Iteration network_plan_step(const Problem& problem, NetworkRun& run, std::size_t k, std::optional<int64_t> below) {
+  auto& [plan, cost] = run.plans[k];
+  Iteration it;
+  it.source = "network";
+  it.status = CheckStatus::sat;
+  it.bound = below;
+  it.prepare_ms = k == 0 ? run.prepare_ms : 0;
+  it.assignment = std::move(plan);
+  it.cost = evaluate(problem, it.assignment);
+  if (it.cost != cost) {
+    throw EvaluatorMismatch("network: the evaluator scores its plan " + std::to_string(it.cost) +
+                            " but the search scored " + std::to_string(cost));
+  }
+  return it;
+}
+
+Iteration network_search_step(const NetworkRun& run, std::optional<int64_t> below) {
+  Iteration it;
+  it.source = "network";
+  it.bound = below;
+  it.prepare_ms = run.plans.empty() ? run.prepare_ms : 0;
+  it.solver_ms = run.found.ms;
+  it.status = run.found.outcome == "closed" ? CheckStatus::unsat : CheckStatus::unknown;
+  return it;
 }
 
 }  // namespace shardsynth::synth

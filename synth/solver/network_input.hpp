@@ -16,6 +16,7 @@
 #include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/problem.hpp"
+#include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
 
@@ -56,6 +57,16 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
                                              std::optional<std::chrono::steady_clock::time_point> deadline, bool climb);
+
+// The step of `run`'s `k`-th plan (moved out of it), asked below `below`
+// (unset: no incumbent): source "network", sat, its cost by evaluate() on
+// `problem`, which must equal the search's score (EvaluatorMismatch
+// otherwise). The first plan's step carries the preparation's time.
+Iteration network_plan_step(const Problem& problem, NetworkRun& run, std::size_t k, std::optional<int64_t> below);
+
+// The search's own step, asked below `below` (the best cost after its
+// plans): unsat when it closed (no plan below it), else unknown.
+Iteration network_search_step(const NetworkRun& run, std::optional<int64_t> below);
 
 // Per row, the sum of the LP's duals of the binding rows whose time step
 // (the latest start among their nodes in `kernel`) falls in it: the last
