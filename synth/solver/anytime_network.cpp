@@ -14,7 +14,8 @@ void search_network_after_anytime(const Problem& problem, const CegisOptions& op
   if (result.best.empty() || options.network_work <= 0) return;
   // the last step of the run: the deadline alone ends it (no work budget)
   std::optional<NetworkRun> run = run_network_search(problem, problem, nullptr, result.best_cost, result.best,
-                                                     /*work=*/0, kNetworkMaxVariables, deadline, /*climb=*/false);
+                                                     /*work=*/0, kNetworkMaxVariables, deadline, /*climb=*/false,
+                                                     std::max(1, options.threads));
   if (!run) return;
   for (std::size_t k = 0; k < run->plans.size(); ++k) {
     Iteration it = network_plan_step(problem, *run, k, result.best_cost);

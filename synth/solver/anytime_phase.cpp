@@ -132,7 +132,7 @@ bool network_first(const Problem& problem, const CegisOptions& options, std::opt
   // to a search that could not close from the LP's plan
   auto run = run_network_search(problem, d.problem, lp.relaxation.get(), prepared.reduced.constant + plan, hint,
                                 options.network_work / 16, kNetworkFirstMaxVariables, until,
-                                /*climb=*/true);
+                                /*climb=*/true, std::max(1, options.threads));
   if (!run || run->found.outcome != "closed") return false;
   prepared.network = std::move(run);
   return true;

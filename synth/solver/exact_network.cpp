@@ -34,7 +34,7 @@ void ExactSearch::search_by_network() {
     if (deadline_) until = start + (*deadline_ - start) / 2;  // the elimination, the branching and Z3 keep the rest
     run = run_network_search(scored_, kernel_, lp_.get(), best_ ? *best_ : kForbidden, result_.best,
                              options_.network_work, kNetworkMaxVariables, until,
-                             /*climb=*/false);
+                             /*climb=*/false, std::max(1, options_.threads));
   }
   if (!run) return;
   for (std::size_t k = 0; k < run->plans.size(); ++k) {

@@ -33,6 +33,9 @@ NetworkSearch search_network_by_cutoffs(const NetworkInput& input, int64_t incum
   Assignment best_hint = hint;
   while (true) {
     NetworkSearchOptions left = options;
+    if (options.stop_at_work) {  // the hook sees the work of every try so far
+      left.stop_at_work = [&options, done = total.work](long work) { return options.stop_at_work(done + work); };
+    }
     if (options.max_work > 0) {
       left.max_work = options.max_work - total.work;
       if (left.max_work <= 0) {

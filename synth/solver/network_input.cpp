@@ -1,6 +1,6 @@
 #include "synth/solver/network_input.hpp"
 
-#include "synth/solver/network_cutoffs.hpp"
+#include "synth/solver/network_portfolio.hpp"
 
 #include <algorithm>
 #include <string>
@@ -47,19 +47,28 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
-                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb) {
+                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb,
+                                             int threads) {
   const auto start = std::chrono::steady_clock::now();
   const FoldedProblem folded = fold_problem(problem, deadline);
   if (folded.infeasible || folded.kernel.nodes.size() > max_variables) return std::nullopt;
-  const NetworkInput input = network_input(problem, folded, kernel, lp, deadline);
+  // with the LP's duals, the penalized network first and the plain one beside it (network_portfolio.hpp)
+  std::vector<NetworkInput> inputs;
+  inputs.push_back(network_input(problem, folded, kernel, lp, deadline));
+  const auto& q = inputs.front().multipliers.q;
+  if (std::any_of(q.begin(), q.end(), [](int64_t m) { return m > 0; })) inputs.push_back(network_input(problem, folded, kernel, nullptr, deadline));
+  std::vector<const NetworkInput*> members;
+  for (const NetworkInput& input : inputs) members.push_back(&input);
   NetworkRun run;
   run.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   NetworkSearchOptions options;
   options.max_work = work;
   options.deadline = deadline;
-  const auto search = climb ? search_network_by_cutoffs : search_network;
-  run.found = search(input, incumbent, fold_assignment(folded, hint), options,
-                             [&](const Assignment& plan, int64_t cost) { run.plans.emplace_back(unfold(folded, plan), cost); });
+  PortfolioRun found = search_portfolio(members, incumbent, fold_assignment(folded, hint), options, climb, threads);
+  for (auto& [plan, cost] : found.plans) run.plans.emplace_back(unfold(folded, plan), cost);
+  run.found = std::move(found.found);
+  run.members = static_cast<int>(members.size());
+  run.winner = found.winner;
   return run;
 }
 

@@ -45,18 +45,24 @@ struct NetworkRun {
   std::vector<std::pair<Assignment, int64_t>> plans;  // each plan found and its cost
   NetworkSearch found;                                // the search's outcome, bounds and counts
   double prepare_ms = 0;                              // folding, rows, penalties and reparameterization, milliseconds
+  int members = 1;                                    // networks searched side by side (2: penalized by the LP's duals and plain)
+  int winner = -1;                                    // the member whose search closed (0: the first network), -1 when none did
 };
 
 // Folds `problem`, builds its network (network_input) and searches it below
 // `incumbent` (a cost of `problem`; kForbidden = none), `hint` (a plan of
 // `problem`, or empty) ordering the values, until it has scanned `work`
 // values (NetworkSearchOptions::max_work) or `deadline` passes; with
-// `climb`, under climbing cutoffs (network_cutoffs.hpp). Unset when the folded kernel has more than
+// `climb`, under climbing cutoffs (network_cutoffs.hpp). Where `lp` has
+// row duals, the network penalized by them and the plain one race, on up
+// to `threads` threads (network_portfolio.hpp: the outcome does not depend
+// on the threads). Unset when the folded kernel has more than
 // `max_variables` variables or folding finds no plan at all.
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
-                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb);
+                                             std::optional<std::chrono::steady_clock::time_point> deadline, bool climb,
+                                             int threads);
 
 // The step of `run`'s `k`-th plan (moved out of it), asked below `below`
 // (unset: no incumbent): source "network", sat, its cost by evaluate() on

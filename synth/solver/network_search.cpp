@@ -65,7 +65,8 @@ class Search {
   bool out_of_budget() {
     if (out_.outcome != "not run") return true;
     out_.work = net_.work() + scored_ * per_score_;
-    if (options_.max_work > 0 && out_.work >= options_.max_work) {
+    if ((options_.max_work > 0 && out_.work >= options_.max_work) ||
+        (options_.stop_at_work && options_.stop_at_work(out_.work))) {
       out_.outcome = "work limit";
     } else if (net_.interrupted()) {
       out_.outcome = "time limit";

@@ -30,6 +30,7 @@ namespace shardsynth::synth {
 struct NetworkSearchOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // stop (outcome "time limit") at this time (unset = none)
   long max_work = 0;   // values scanned at most, by the network and by scoring each node's plan (outcome "work limit"); 0 = no limit
+  std::function<bool(long)> stop_at_work;  // asked at each node with the work so far: true stops the search (outcome "work limit"; unset = never)
 };
 
 struct NetworkSearch {

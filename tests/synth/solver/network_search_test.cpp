@@ -20,36 +20,11 @@
 #include "synth/solver/network_cutoffs.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/row_penalties.hpp"
+#include "synth/solver/network_inputs.hpp"
 #include "synth/solver/test_problems.hpp"
 #include "sanitized.hpp"
 
 namespace shardsynth::synth {
-
-namespace {
-
-// The folded network of `p`, penalized with multipliers drawn from `rng`
-// when `penalize`, then reparameterized.
-NetworkInput folded_input(const Problem& p, const FoldedProblem& folded, std::mt19937& rng, bool penalize) {
-  NetworkInput input;
-  input.rows = rows_of_folded(folded);
-  input.score = [&p, &folded](const Assignment& plan) { return evaluate(p, unfold(folded, plan)); };
-  Problem network = folded.kernel;
-  int64_t offset = folded.constant;
-  if (penalize && folded.usage_limit && *folded.usage_limit > 0) {
-    std::vector<double> duals;
-    for (std::size_t r = 0; r < input.rows.size(); ++r) duals.push_back(static_cast<double>(rng() % 200) / 10.0);
-    input.multipliers = multipliers_of_duals(duals, *folded.usage_limit);
-    const PenalizedKernel penalized = penalize_rows(network, input.rows, input.multipliers);
-    network = penalized.problem;
-    offset += penalized.constant;
-  }
-  const DualBound dual = reparameterize(network);
-  input.network = dual.problem;
-  input.offset = offset + dual.constant;
-  return input;
-}
-
-}  // namespace
 
 TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
   std::mt19937 rng(2032);
