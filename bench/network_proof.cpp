@@ -17,7 +17,10 @@
 //
 // With --no-climb, one search below COST, as the exact loop's step runs it.
 //
-//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--no-climb] [--plan FILE]
+// With --plan and --regions S, it searches regions around the plan instead
+// (network_regions.hpp) for S seconds and prints what they found.
+//
+//   network_proof FILE.json.gz [--below COST] [--seconds S] [--penalize] [--no-climb] [--plan FILE [--regions S [--region-work N]]]
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -35,6 +38,7 @@
 #include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/network_input.hpp"
 #include "synth/solver/network_cutoffs.hpp"
+#include "synth/solver/network_regions.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/reduction.hpp"
 
@@ -52,6 +56,10 @@ int main(int argc, char** argv) {
   app.add_option("--plan", plan_file);
   bool no_climb = false;
   app.add_flag("--no-climb", no_climb, "one search below COST (as the exact loop's step), not climbing cutoffs");
+  double regions = 0;
+  app.add_option("--regions", regions, "with --plan: search regions around the plan (network_regions.hpp) for this many seconds, then stop");
+  long region_work = NetworkRegionOptions{}.work_per_region;
+  app.add_option("--region-work", region_work, "values each region's search may scan");
   bool penalize = false;
   app.add_flag("--penalize", penalize, "bound with the kernel penalized by the LP's row duals, reparameterized again");
   CLI11_PARSE(app, argc, argv);
@@ -112,6 +120,18 @@ int main(int argc, char** argv) {
       int64_t sum = 0;
       for (std::size_t m = 0; m < input.rows[r].vars.size(); ++m) sum += input.rows[r].weights[m][plan[input.rows[r].vars[m]]];
       if (sum > input.rows[r].capacity) std::printf("row %zu overflows: %lld > %lld\n", r, (long long)sum, (long long)input.rows[r].capacity);
+    }
+    if (regions > 0) {
+      NetworkRegionOptions lns;
+      lns.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(regions * 1000));
+      lns.work_per_region = region_work;
+      const auto from = std::chrono::steady_clock::now();
+      const NetworkRegionRun run = search_network_regions(input, input.score(plan), plan, lns);
+      std::printf("regions: %ld searched, %ld closed, size at the end %d, %zu plans, best %lld, %.2f s\n", run.regions,
+                  run.closed, run.size, run.plans.size(),
+                  static_cast<long long>(run.plans.empty() ? input.score(plan) : run.plans.back().second),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count());
+      return 0;
     }
   }
   NetworkSearchOptions options;

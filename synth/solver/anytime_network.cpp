@@ -12,10 +12,16 @@ void search_network_after_anytime(const Problem& problem, const CegisOptions& op
                                   std::optional<Clock::time_point> deadline, const IterationCallback& on_iteration,
                                   const BoundCallback& on_bound, CegisResult& result) {
   if (result.best.empty() || options.network_work <= 0) return;
-  // the last step of the run: the deadline alone ends it (no work budget)
+  // the last step of the run: regions first, then the whole network; the deadline alone ends it (no work budget)
+  std::optional<NetworkRegionOptions> regions;
+  if (deadline) {
+    regions.emplace();
+    regions->seed = options.seed;
+    regions->deadline = Clock::now() + (*deadline - Clock::now()) * kRegionsShare / 4;
+  }
   std::optional<NetworkRun> run = run_network_search(problem, problem, nullptr, result.best_cost, result.best,
                                                      /*work=*/0, kNetworkMaxVariables, deadline, /*climb=*/false,
-                                                     std::max(1, options.threads));
+                                                     std::max(1, options.threads), regions);
   if (!run) return;
   for (std::size_t k = 0; k < run->plans.size(); ++k) {
     Iteration it = network_plan_step(problem, *run, k, result.best_cost);

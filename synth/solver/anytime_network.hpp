@@ -5,8 +5,14 @@
 // (kNetworkMaxVariables): the searches' best plan is the incumbent and the
 // hint, and the network's branch and bound (network_search.hpp; no LP:
 // the rows' multipliers start at zero and move by the search's own
-// Lagrangian steps) looks for cheaper plans until the deadline. Each one is
-// a step (source "network", sat). Its root's floor bounds every plan
+// Lagrangian steps) looks for cheaper plans until the deadline. Before it,
+// for kRegionsShare quarters of the step's time, regions of the network
+// are searched exactly with the rest of the plan fixed
+// (network_regions.hpp), each cheaper plan the next regions' start: on the
+// development set's 3,000-node problems and the holdout's h3k9 they found
+// plans 0.2-1.8% cheaper than the searches' best in seconds, where the
+// whole network's branch and bound found few (BENCHMARKS.md, "Issue 32:
+// regions of the cost network"). Each plan is a step (source "network", sat). Its root's floor bounds every plan
 // cheaper than the incumbent, so the lower bound rises to it; when the
 // search closes, nothing is cheaper than the best plan, and the step says
 // so (unsat) and the bound rises to the best cost. That is not Z3's unsat:
@@ -19,6 +25,11 @@
 #include "synth/solver/solver_types.hpp"
 
 namespace shardsynth::synth {
+
+// Quarters of the step's time that go to the regions; the whole network's
+// search has the rest, and closes where it can (the contest's A: in 5-6 s
+// below the searches' plan).
+inline constexpr int kRegionsShare = 3;
 
 // Runs the step on `problem` below `result`'s best plan (none: nothing to
 // do), adding its steps and bound to `result` and publishing them.

@@ -56,12 +56,14 @@ constexpr int kRegionAttemptsAlone = 1;
 // keep the time the exact loop cannot use").
 constexpr int64_t kStallWithinPercent = 3;
 // Where the network step follows the anytime search
-// (AfterAnytime::network_step), the searches leave it this share of the
-// time left: its plans come within seconds of its start (d3k-t: four in
-// 1.4 s), and on the contest's A (285 folded variables) it closes below
-// the searches' best plan in 21 s (BENCHMARKS.md, "Issue 32: the minute
-// beyond the proof's reach").
-constexpr int kNetworkStepShare = 4;
+// (AfterAnytime::network_step), the searches leave it 1/kNetworkStepShare
+// of the time left. A quarter at first (the whole network's search alone:
+// its plans came within seconds, BENCHMARKS.md, "Issue 32: the minute
+// beyond the proof's reach"); half since the step begins with regions of
+// the network (anytime_network.hpp): on h3k9 at 60 s, seed 1, a quarter
+// gave 983,991,590, a half 982,722,813, three quarters 985,895,857
+// (BENCHMARKS.md, "Issue 32: regions of the cost network").
+constexpr int kNetworkStepShare = 2;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 

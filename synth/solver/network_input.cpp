@@ -48,7 +48,7 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
                                              std::optional<std::chrono::steady_clock::time_point> deadline, bool climb,
-                                             int threads) {
+                                             int threads, const std::optional<NetworkRegionOptions>& regions) {
   const auto start = std::chrono::steady_clock::now();
   const FoldedProblem folded = fold_problem(problem, deadline);
   if (folded.infeasible || folded.kernel.nodes.size() > max_variables) return std::nullopt;
@@ -61,10 +61,20 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   for (const NetworkInput& input : inputs) members.push_back(&input);
   NetworkRun run;
   run.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  Assignment from = fold_assignment(folded, hint);
+  if (regions && !from.empty()) {  // regions of the first network first, from the hint
+    NetworkRegionRun lns = search_network_regions(inputs.front(), incumbent, from, *regions);
+    for (auto& [plan, cost] : lns.plans) run.plans.emplace_back(unfold(folded, plan), cost);
+    if (!lns.plans.empty()) {
+      from = lns.plans.back().first;
+      incumbent = lns.plans.back().second;
+    }
+    run.regions = lns.regions;
+  }
   NetworkSearchOptions options;
   options.max_work = work;
   options.deadline = deadline;
-  PortfolioRun found = search_portfolio(members, incumbent, fold_assignment(folded, hint), options, climb, threads);
+  PortfolioRun found = search_portfolio(members, incumbent, from, options, climb, threads);
   for (auto& [plan, cost] : found.plans) run.plans.emplace_back(unfold(folded, plan), cost);
   run.found = std::move(found.found);
   run.members = static_cast<int>(members.size());

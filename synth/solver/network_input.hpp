@@ -14,6 +14,7 @@
 
 #include "synth/solver/folding.hpp"
 #include "synth/solver/lp_relaxation.hpp"
+#include "synth/solver/network_regions.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/problem.hpp"
 #include "synth/solver/solver_types.hpp"
@@ -47,6 +48,7 @@ struct NetworkRun {
   double prepare_ms = 0;                              // folding, rows, penalties and reparameterization, milliseconds
   int members = 1;                                    // networks searched side by side (2: penalized by the LP's duals and plain)
   int winner = -1;                                    // the member whose search closed (0: the first network), -1 when none did
+  long regions = 0;                                   // regions searched before it (network_regions.hpp)
 };
 
 // Folds `problem`, builds its network (network_input) and searches it below
@@ -56,13 +58,17 @@ struct NetworkRun {
 // `climb`, under climbing cutoffs (network_cutoffs.hpp). Where `lp` has
 // row duals, the network penalized by them and the plain one race, on up
 // to `threads` threads (network_portfolio.hpp: the outcome does not depend
-// on the threads). Unset when the folded kernel has more than
-// `max_variables` variables or folding finds no plan at all.
+// on the threads). With `regions`, regions of the (first) network are
+// searched first from `hint` (network_regions.hpp), and the search starts
+// from their best plan; their plans come first in the run's. Unset when
+// the folded kernel has more than `max_variables` variables or folding
+// finds no plan at all.
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,
                                              std::optional<std::chrono::steady_clock::time_point> deadline, bool climb,
-                                             int threads);
+                                             int threads,
+                                             const std::optional<NetworkRegionOptions>& regions = std::nullopt);
 
 // The step of `run`'s `k`-th plan (moved out of it), asked below `below`
 // (unset: no incumbent): source "network", sat, its cost by evaluate() on
