@@ -35,6 +35,7 @@
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/iopddl.hpp"
+#include "synth/solver/knapsack_rows.hpp"
 #include "synth/solver/lp_relaxation.hpp"
 #include "synth/solver/network_input.hpp"
 #include "synth/solver/network_cutoffs.hpp"
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
   const auto since = [&begin] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
   std::printf("loaded at %.2f s\n", since());
   const FoldedProblem folded = fold_problem(problem);
+  std::printf("folded at %.2f s: %zu variables, rows at most %.1f MB\n", since(), folded.kernel.nodes.size(),
+              static_cast<double>(rows_bytes_bound(folded)) / 1e6);
+  if (seconds <= 0) return 0;
   std::optional<LpRelaxation> lp;
   Problem kernel;
   if (penalize && folded.usage_limit) {

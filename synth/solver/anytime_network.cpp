@@ -2,11 +2,38 @@
 
 #include <algorithm>
 
+#include "synth/solver/folding.hpp"
 #include "synth/solver/network_input.hpp"
+#include "synth/solver/network_regions.hpp"
 #include "synth/solver/step_publish.hpp"
 
 namespace shardsynth::synth {
 using Clock = std::chrono::steady_clock;
+
+void search_regions_after_anytime(const Problem& problem, const CegisOptions& options,
+                                  std::optional<Clock::time_point> deadline, const IterationCallback& on_iteration,
+                                  CegisResult& result) {
+  if (result.best.empty() || options.network_work <= 0) return;
+  const FoldedProblem folded = fold_problem(problem, deadline);
+  if (folded.infeasible) return;
+  const Assignment plan = fold_assignment(folded, result.best);
+  if (plan.empty()) return;
+  const NetworkInput input = plain_network_input(problem, folded);
+  NetworkRegionOptions regions;
+  regions.seed = options.seed;
+  regions.deadline = deadline;
+  NetworkRun run;
+  for (auto& [found, cost] : search_network_regions(input, result.best_cost, plan, regions).plans) {
+    run.plans.emplace_back(unfold(folded, found), cost);
+  }
+  for (std::size_t k = 0; k < run.plans.size(); ++k) {
+    Iteration it = network_plan_step(problem, run, k, result.best_cost);
+    if (it.cost >= result.best_cost) continue;
+    result.best = it.assignment;
+    result.best_cost = it.cost;
+    publish_step(std::move(it), on_iteration, result);
+  }
+}
 
 void search_network_after_anytime(const Problem& problem, const CegisOptions& options,
                                   std::optional<Clock::time_point> deadline, const IterationCallback& on_iteration,

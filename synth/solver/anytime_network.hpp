@@ -19,6 +19,7 @@
 // the problem is too large for the exact loop's Z3 check, so the run is not
 // called proven (CegisResult::proven_optimal stays false), its gap is 0.
 #include <chrono>
+#include <cstddef>
 #include <optional>
 
 #include "synth/solver/problem.hpp"
@@ -30,6 +31,25 @@ namespace shardsynth::synth {
 // search has the rest, and closes where it can (the contest's A: in 5-6 s
 // below the searches' plan).
 inline constexpr int kRegionsShare = 3;
+
+// Where the problem folds to more than kNetworkMaxVariables variables, up
+// to kRegionsMaxVariables, and its rows take at most kRegionsMaxRowBytes
+// (rows_bytes_bound): the regions alone, on the folded kernel without
+// reparameterization (plain_network_input), until the deadline; each
+// cheaper plan is a step (source "network", sat). The whole network's
+// search does not follow: on kernels this large it found nothing and its
+// set-up cost memory (d10k-a, 4,482 variables: 812 MB against 166 MB).
+// The rows' bound keeps the peak under 2 GB: the contest's M (bound
+// 3.1 GB) and S (5.5 GB) peaked at 2.6 and 4.1 GB with the regions, and
+// d10k-a (347 MB) at 576 MB.
+inline constexpr std::size_t kRegionsMaxVariables = 8'000;
+inline constexpr std::size_t kRegionsMaxRowBytes = 600'000'000;
+
+// Runs the regions alone on `problem` below `result`'s best plan (none:
+// nothing to do), adding their steps to `result` and publishing them.
+void search_regions_after_anytime(const Problem& problem, const CegisOptions& options,
+                                  std::optional<std::chrono::steady_clock::time_point> deadline,
+                                  const IterationCallback& on_iteration, CegisResult& result);
 
 // Runs the step on `problem` below `result`'s best plan (none: nothing to
 // do), adding its steps and bound to `result` and publishing them.

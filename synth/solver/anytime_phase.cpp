@@ -9,6 +9,7 @@
 #include "synth/solver/anytime_network.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/interrupt.hpp"
+#include "synth/solver/knapsack_rows.hpp"
 #include "synth/solver/lp_tightening.hpp"
 #include "synth/solver/network_input.hpp"
 #include "synth/solver/reduction.hpp"
@@ -64,6 +65,12 @@ constexpr int64_t kStallWithinPercent = 3;
 // gave 983,991,590, a half 982,722,813, three quarters 985,895,857
 // (BENCHMARKS.md, "Issue 32: regions of the cost network").
 constexpr int kNetworkStepShare = 2;
+// Where the regions alone follow (AfterAnytime::regions_step), the
+// searches leave them this share of the time left: on d10k-a and h4k5 at
+// 60 s a half gave plans within 0.01% of a quarter's (BENCHMARKS.md,
+// "Issue 32: regions of the cost network"), and on larger problems the
+// searches' rounds count for more.
+constexpr int kRegionsStepShare = 4;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
@@ -247,7 +254,10 @@ AfterAnytime after_anytime(const Problem& problem, std::optional<std::chrono::st
   if (folded.infeasible) return small ? AfterAnytime::exact_loop : AfterAnytime::nothing;
   const std::size_t variables = folded.kernel.nodes.size();
   if (small && variables <= kNetworkFirstMaxVariables) return AfterAnytime::exact_loop;
-  return variables <= kNetworkMaxVariables && problem.usage_limit ? AfterAnytime::network_step : AfterAnytime::nothing;
+  if (!problem.usage_limit) return AfterAnytime::nothing;
+  if (variables <= kNetworkMaxVariables) return AfterAnytime::network_step;
+  const bool regions = variables <= kRegionsMaxVariables && rows_bytes_bound(folded) <= kRegionsMaxRowBytes;
+  return regions ? AfterAnytime::regions_step : AfterAnytime::nothing;
 }
 
 bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std::optional<Clock::time_point> deadline,
@@ -267,6 +277,9 @@ bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std:
   AnytimeOptions anytime = anytime_options(options, deadline, result, exact_after);
   if (after == AfterAnytime::network_step && options.network_work > 0) {
     anytime.deadline = *deadline - (*deadline - Clock::now()) / kNetworkStepShare;
+  }
+  if (after == AfterAnytime::regions_step && options.network_work > 0) {
+    anytime.deadline = *deadline - (*deadline - Clock::now()) / kRegionsStepShare;
   }
   anytime.good_enough = good_enough;
   if (exact_after && deadline && proven > 0) anytime.stall_below = proven + proven / 100 * kStallWithinPercent;
@@ -289,6 +302,9 @@ bool run_anytime_phase(const Problem& problem, const CegisOptions& options, std:
       result.stop_reason = "no cheaper plan: the network search closed";
       return true;
     }
+  }
+  if (after == AfterAnytime::regions_step && !out_of_time()) {
+    search_regions_after_anytime(problem, options, deadline, on_iteration, result);
   }
   if (out_of_time() || !exact_after) {
     result.stop_reason = out_of_time() ? "time limit" : "stalled";

@@ -19,6 +19,7 @@ namespace shardsynth::synth {
 enum class AfterAnytime {
   exact_loop,    // the exact loop: up to kExactLoopMaxNodes nodes, and under a time limit only where the problem folds to at most kNetworkFirstMaxVariables
   network_step,  // under a time limit, beyond that, where it folds to at most kNetworkMaxVariables and has a usage limit: search_network_after_anytime
+  regions_step,  // the same, where it folds to more, up to kRegionsMaxVariables: search_regions_after_anytime
   nothing,       // the anytime search is the whole search
 };
 

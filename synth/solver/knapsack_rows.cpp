@@ -74,4 +74,31 @@ std::vector<KnapsackRow> rows_of_folded(const FoldedProblem& folded) {
   return rows;
 }
 
+std::size_t rows_bytes_bound(const FoldedProblem& folded) {
+  if (!folded.usage_limit) return 0;
+  const int slots = static_cast<int>(folded.slot_times.size());
+  constexpr std::size_t kValueBytes = sizeof(int64_t);
+  constexpr std::size_t kMemberBytes = 3 * sizeof(void*) + 16 + sizeof(int);  // the weights' vector, its heap header, the member's index
+  std::vector<std::size_t> change(slots + 1, 0);  // per slot: bytes that join (+) or leave (-), by the pieces' bounds
+  std::vector<std::size_t> leave(slots + 1, 0);
+  std::vector<char> moves(slots + 1, 0);          // a piece starts or ends there
+  for (const auto& pieces : folded.pieces) {
+    for (const UsagePiece& piece : pieces) {
+      const int to = std::min(piece.to, slots);
+      if (piece.from >= to) continue;
+      const std::size_t bytes = piece.usages.size() * kValueBytes + kMemberBytes;
+      change[piece.from] += bytes;
+      leave[to] += bytes;
+      moves[piece.from] = moves[to] = 1;
+    }
+  }
+  std::size_t live = 0, total = 0;
+  for (int t = 0; t < slots; ++t) {
+    live += change[t];
+    live -= leave[t];
+    if (moves[t] || t == 0) total += live + sizeof(KnapsackRow);  // rows start only there
+  }
+  return total;
+}
+
 }  // namespace shardsynth::synth

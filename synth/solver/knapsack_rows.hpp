@@ -23,4 +23,12 @@ struct KnapsackRow {
 // slot's with no more room; none without a limit.
 std::vector<KnapsackRow> rows_of_folded(const FoldedProblem& folded);
 
+// An upper bound on the bytes of rows_of_folded(folded), found by the same
+// sweep without building the rows: every slot where a piece starts or
+// ends counted as a row of all the members live there (no merging, no
+// dropping), each member's weights (8 bytes a value) and its vector (a
+// pointer triple and the allocator's header, 40 bytes). Linear in the
+// pieces and slots.
+std::size_t rows_bytes_bound(const FoldedProblem& folded);
+
 }  // namespace shardsynth::synth

@@ -44,6 +44,15 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
   return input;
 }
 
+NetworkInput plain_network_input(const Problem& problem, const FoldedProblem& folded) {
+  NetworkInput input;
+  input.rows = rows_of_folded(folded);
+  input.score = [&problem, &folded](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
+  input.network = folded.kernel;
+  input.offset = folded.constant;
+  return input;
+}
+
 std::optional<NetworkRun> run_network_search(const Problem& problem, const Problem& kernel, const LpRelaxation* lp,
                                              int64_t incumbent, const Assignment& hint, long work,
                                              std::size_t max_variables,

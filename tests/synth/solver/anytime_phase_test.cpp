@@ -1,6 +1,7 @@
 // What follows the anytime search (after_anytime in anytime_phase.hpp):
 // the exact loop within the proof's reach, the cost network's search
-// beyond it where the problem folds small, nothing on the rest; and the
+// beyond it where the problem folds small, its regions alone where it
+// folds larger, nothing on the rest; and the
 // network step after the anytime search end to end, on a chain whose
 // optimum dynamic programming gives.
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "synth/solver/anytime_network.hpp"
 #include "synth/solver/anytime_phase.hpp"
 #include "synth/solver/cegis.hpp"
 #include "synth/solver/folding.hpp"
@@ -79,7 +81,10 @@ TEST_CASE("after_anytime_UnderALimitTheExactLoopOnlyWithinTheProofsReach") {
   CHECK(after_anytime(beyond, later) == AfterAnytime::network_step);
   CHECK(after_anytime(beyond, std::nullopt) == AfterAnytime::exact_loop);  // without a limit the exact loop proves in the end
   CHECK(after_anytime(large, std::nullopt) == AfterAnytime::nothing);
-  CHECK(after_anytime(large, later) == AfterAnytime::nothing);
+  CHECK(after_anytime(large, later) == AfterAnytime::regions_step);  // its rows are small: the regions alone
+  const int huge_nodes = static_cast<int>(kRegionsMaxVariables) + 1;
+  const Problem huge = unfoldable_chain(rng, huge_nodes, huge_nodes);
+  CHECK(after_anytime(huge, later) == AfterAnytime::nothing);
   REQUIRE(fold_problem(folds_small).kernel.nodes.size() <= kNetworkMaxVariables);
   CHECK(after_anytime(folds_small, later) == AfterAnytime::network_step);
   CHECK(after_anytime(folds_small, std::nullopt) == AfterAnytime::nothing);

@@ -3,7 +3,8 @@
 // slot: each slot's members are the kernel nodes with a live usage piece
 // and a nonzero weight, their weights the sums of those pieces; a slot
 // whose heaviest values fit the limit gives no row, and one that repeats
-// the last row's members and weights only tightens its capacity.
+// the last row's members and weights only tightens its capacity. The
+// bound on their bytes (rows_bytes_bound) is never below what they take.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -72,6 +73,12 @@ TEST_CASE("rows_of_folded_MatchesTheSlotBySlotDefinition") {
       CHECK(swept[r].capacity == defined[r].capacity);
       CHECK(swept[r].step == defined[r].step);
     }
+    std::size_t bytes = 0;  // what the rows take, as rows_bytes_bound counts them
+    for (const KnapsackRow& row : swept) {
+      bytes += sizeof(KnapsackRow);
+      for (const auto& w : row.weights) bytes += w.size() * sizeof(int64_t) + 3 * sizeof(void*) + 16 + sizeof(int);
+    }
+    CHECK(bytes <= rows_bytes_bound(folded));
     with_rows += !swept.empty();
   }
   CHECK(with_rows > 200);  // 316 of the 2,000 have rows
