@@ -17,6 +17,10 @@
 //
 // With --no-climb, one search below COST, as the exact loop's step runs it.
 //
+// It first prints the folded kernel's size and rows_bytes_bound (the bound
+// on its rows' bytes that gates the regions after the anytime search);
+// with --seconds 0 it stops there.
+//
 // With --plan and --regions S, it searches regions around the plan instead
 // (network_regions.hpp) for S seconds and prints what they found.
 //
