@@ -1,7 +1,10 @@
 #pragma once
 // The cost network of a small test problem, as network_input builds it, but
-// with random row multipliers in place of the LP's duals: shared by the
-// network search's and the network portfolio's tests.
+// with random row multipliers in place of the LP's duals, and the loop over
+// small limited problems with their optima: shared by the tests of the
+// network search, the network portfolio and the network's regions.
+#include <doctest/doctest.h>
+
 #include <random>
 #include <vector>
 
@@ -10,6 +13,8 @@
 #include "synth/solver/knapsack_rows.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/row_penalties.hpp"
+#include "synth/solver/brute_force.hpp"
+#include "synth/solver/test_problems.hpp"
 
 namespace shardsynth::synth {
 
@@ -33,6 +38,27 @@ inline NetworkInput folded_input(const Problem& p, const FoldedProblem& folded, 
   input.network = dual.problem;
   input.offset = offset + dual.constant;
   return input;
+}
+
+// Draws `draws` small problems (with `mixed`, every other one from
+// ProblemMaker::random, the others binding_problem's with up to 8 nodes)
+// and calls `body(problem, folded, optimum)` on each that has a usage limit
+// and a plan (its brute-force optimum); `body` returns whether it checked
+// the problem. Returns how many it checked.
+template <typename F>
+int for_each_limited_problem(std::mt19937& rng, int draws, bool mixed, F&& body) {
+  ProblemMaker maker(rng);
+  int checked = 0;
+  for (int i = 0; i < draws; ++i) {
+    const Problem p = mixed && i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
+    if (!p.usage_limit) continue;
+    const int64_t optimum = brute_force(p).cost;
+    if (optimum >= kForbidden) continue;
+    CAPTURE(i);
+    const FoldedProblem folded = fold_problem(p);
+    if (body(p, folded, optimum)) ++checked;
+  }
+  return checked;
 }
 
 }  // namespace shardsynth::synth

@@ -11,11 +11,11 @@
 #include <random>
 #include <vector>
 
+#include "sanitized.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/network_inputs.hpp"
 #include "synth/solver/network_portfolio.hpp"
 #include "synth/solver/test_problems.hpp"
-#include "sanitized.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -23,10 +23,12 @@ namespace {
 using Plans = std::vector<std::pair<Assignment, int64_t>>;
 
 // `input` searched alone, as a portfolio member would be without rivals.
-std::pair<NetworkSearch, Plans> alone(const NetworkInput& input, int64_t incumbent, const NetworkSearchOptions& options) {
+std::pair<NetworkSearch, Plans> alone(const NetworkInput& input, int64_t incumbent,
+                                      const NetworkSearchOptions& options) {
   Plans plans;
-  NetworkSearch found = search_network(input, incumbent, {}, options,
-                                       [&plans](const Assignment& plan, int64_t cost) { plans.emplace_back(plan, cost); });
+  NetworkSearch found = search_network(input, incumbent, {}, options, [&plans](const Assignment& plan, int64_t cost) {
+    plans.emplace_back(plan, cost);
+  });
   return {found, plans};
 }
 
@@ -44,27 +46,21 @@ int expected_winner(const std::vector<std::pair<NetworkSearch, Plans>>& runs) {
 
 TEST_CASE("network_portfolio_TheLeastWorkClosesAndTheThreadsDoNotMatter") {
   std::mt19937 rng(3029);
-  ProblemMaker maker(rng);
-  int checked = 0;
-  for (int i = 0; i < testing::scaled(600); ++i) {
-    const Problem p = i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
-    if (!p.usage_limit) continue;
-    const int64_t optimum = brute_force(p).cost;
-    if (optimum >= kForbidden) continue;
-    CAPTURE(i);
-    const FoldedProblem folded = fold_problem(p);
+  const auto check = [&](const Problem& p, const FoldedProblem& folded, int64_t optimum) {
     const NetworkInput plain = folded_input(p, folded, rng, false);
     const NetworkInput penalized = folded_input(p, folded, rng, true);
     const std::vector<const NetworkInput*> members = {&penalized, &plain};
     const int64_t loose = optimum + 1 + static_cast<int64_t>(rng() % (optimum + 2));
     for (const int64_t incumbent : {kForbidden, loose, optimum}) {
       CAPTURE(incumbent);
-      const std::vector<std::pair<NetworkSearch, Plans>> runs = {alone(penalized, incumbent, {}), alone(plain, incumbent, {})};
+      const std::vector<std::pair<NetworkSearch, Plans>> runs = {alone(penalized, incumbent, {}),
+                                                                 alone(plain, incumbent, {})};
       const int winner = expected_winner(runs);
       REQUIRE(winner >= 0);
       for (const int threads : {1, 2}) {
         CAPTURE(threads);
-        const PortfolioRun run = search_portfolio(members, incumbent, {}, {}, /*climb=*/false, threads);
+        const PortfolioRun run = search_portfolio(members, incumbent, {}, {},
+                                                  /*climb=*/false, threads);
         CHECK(run.winner == winner);
         CHECK(run.found.outcome == "closed");
         CHECK(run.found.work == runs[winner].first.work);
@@ -73,8 +69,10 @@ TEST_CASE("network_portfolio_TheLeastWorkClosesAndTheThreadsDoNotMatter") {
         if (incumbent > optimum) CHECK(evaluate(p, unfold(folded, run.found.plan)) == optimum);
       }
     }
-    ++checked;
-  }
+    return true;
+  };
+  const int checked = for_each_limited_problem(rng, testing::scaled(600),
+                                               /*mixed=*/true, check);
   CHECK(checked > testing::scaled(80));
 }
 

@@ -11,11 +11,11 @@
 #include <random>
 #include <vector>
 
+#include "sanitized.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/network_inputs.hpp"
 #include "synth/solver/network_regions.hpp"
 #include "synth/solver/test_problems.hpp"
-#include "sanitized.hpp"
 
 namespace shardsynth::synth {
 namespace {
@@ -84,17 +84,9 @@ TEST_CASE("network_regions_ARegionScoresItsPlansExactly") {
 
 TEST_CASE("network_regions_TheWholeNetworkAsARegionReachesTheOptimum") {
   std::mt19937 rng(3032);
-  ProblemMaker maker(rng);
-  int checked = 0;
-  for (int i = 0; i < testing::scaled(600); ++i) {
-    const Problem p = i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
-    if (!p.usage_limit) continue;
-    const int64_t optimum = brute_force(p).cost;
-    if (optimum >= kForbidden) continue;
-    CAPTURE(i);
-    const FoldedProblem folded = fold_problem(p);
+  const auto check = [&](const Problem& p, const FoldedProblem& folded, int64_t optimum) {
     const NetworkInput input = folded_input(p, folded, rng, false);
-    if (input.network.nodes.empty()) continue;  // folded away entirely
+    if (input.network.nodes.empty()) return false;  // folded away entirely
     const Assignment plan = first_plan_that_fits(input);
     REQUIRE(!plan.empty());
     NetworkRegionOptions whole;
@@ -106,8 +98,10 @@ TEST_CASE("network_regions_TheWholeNetworkAsARegionReachesTheOptimum") {
     CHECK(run.closed == 1);
     const int64_t reached = run.plans.empty() ? input.score(plan) : run.plans.back().second;
     CHECK(reached == optimum);
-    ++checked;
-  }
+    return true;
+  };
+  const int checked = for_each_limited_problem(rng, testing::scaled(600),
+                                               /*mixed=*/true, check);
   CHECK(checked > testing::scaled(100));
 }
 

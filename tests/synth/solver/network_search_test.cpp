@@ -12,31 +12,23 @@
 #include <random>
 #include <vector>
 
+#include "sanitized.hpp"
 #include "synth/solver/brute_force.hpp"
 #include "synth/solver/cegis.hpp"
 #include "synth/solver/dual_bound.hpp"
 #include "synth/solver/folding.hpp"
 #include "synth/solver/knapsack_rows.hpp"
 #include "synth/solver/network_cutoffs.hpp"
+#include "synth/solver/network_inputs.hpp"
 #include "synth/solver/network_search.hpp"
 #include "synth/solver/row_penalties.hpp"
-#include "synth/solver/network_inputs.hpp"
 #include "synth/solver/test_problems.hpp"
-#include "sanitized.hpp"
 
 namespace shardsynth::synth {
 
 TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
   std::mt19937 rng(2032);
-  ProblemMaker maker(rng);
-  int checked = 0;
-  for (int i = 0; i < testing::scaled(1500); ++i) {
-    const Problem p = i % 2 == 0 ? maker.random() : binding_problem(rng, 8);
-    if (!p.usage_limit) continue;
-    const int64_t optimum = brute_force(p).cost;
-    if (optimum >= kForbidden) continue;
-    CAPTURE(i);
-    const FoldedProblem folded = fold_problem(p);
+  const auto check = [&](const Problem& p, const FoldedProblem& folded, int64_t optimum) {
     for (const bool penalize : {false, true}) {
       CAPTURE(penalize);
       const NetworkInput input = folded_input(p, folded, rng, penalize);
@@ -52,7 +44,8 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
       CHECK(below.outcome == "closed");
       CHECK(below.plan.empty());
       CHECK(below.incumbent == optimum);
-      // under climbing cutoffs, from a loose incumbent: the optimum, closed, and no bound above it
+      // under climbing cutoffs, from a loose incumbent: the optimum, closed,
+      // and no bound above it
       const int64_t loose = optimum + 1 + static_cast<int64_t>(rng() % (optimum + 2));
       const NetworkSearch climbed = search_network_by_cutoffs(input, loose, {}, {});
       CHECK(climbed.outcome == "closed");
@@ -63,8 +56,10 @@ TEST_CASE("network_search_FindsAndProvesTheOptimumOfSmallLimitedProblems") {
       CHECK(at.outcome == "closed");
       CHECK(at.plan.empty());
     }
-    ++checked;
-  }
+    return true;
+  };
+  const int checked = for_each_limited_problem(rng, testing::scaled(1500),
+                                               /*mixed=*/true, check);
   CHECK(checked > testing::scaled(200));
 }
 
