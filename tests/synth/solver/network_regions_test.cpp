@@ -52,21 +52,14 @@ Assignment first_plan_that_fits(const NetworkInput& input) {
 
 TEST_CASE("network_regions_ARegionScoresItsPlansExactly") {
   std::mt19937 rng(3031);
-  int checked = 0;
-  for (int i = 0; i < testing::scaled(600); ++i) {
-    const Problem p = binding_problem(rng, 8);
-    if (!p.usage_limit) continue;
-    CAPTURE(i);
-    const FoldedProblem folded = fold_problem(p);
-    if (folded.infeasible) continue;
+  const auto check = [&](const Problem& p, const FoldedProblem& folded, int64_t) {
     const NetworkInput input = folded_input(p, folded, rng, false);
     const Assignment plan = first_plan_that_fits(input);
-    if (plan.empty()) continue;
     std::vector<int> vars;
     for (int v = 0; v < static_cast<int>(plan.size()); ++v) {
       if (rng() % 2 == 0) vars.push_back(v);
     }
-    if (vars.empty()) continue;
+    if (vars.empty()) return false;
     const NetworkInput region = region_input(input, plan, vars);
     REQUIRE(region.network.nodes.size() == vars.size());
     for_each_assignment(region.network, [&](const Assignment& part) {
@@ -77,9 +70,9 @@ TEST_CASE("network_regions_ARegionScoresItsPlansExactly") {
       CHECK(fits(region.rows, part) == fits(input.rows, x));
       if (score < kForbidden) CHECK(score == cost_add(region.offset, network_cost(region.network, part)));
     });
-    ++checked;
-  }
-  CHECK(checked > testing::scaled(100));
+    return true;
+  };
+  CHECK(for_each_limited_problem(rng, testing::scaled(600), /*mixed=*/false, check) > testing::scaled(100));
 }
 
 TEST_CASE("network_regions_TheWholeNetworkAsARegionReachesTheOptimum") {
@@ -100,25 +93,18 @@ TEST_CASE("network_regions_TheWholeNetworkAsARegionReachesTheOptimum") {
     CHECK(reached == optimum);
     return true;
   };
-  const int checked = for_each_limited_problem(rng, testing::scaled(600),
-                                               /*mixed=*/true, check);
-  CHECK(checked > testing::scaled(100));
+  CHECK(for_each_limited_problem(rng, testing::scaled(600), /*mixed=*/true, check) > testing::scaled(100));
 }
 
 TEST_CASE("network_regions_SmallRegionsReportFallingPlansAtTheirScores") {
   std::mt19937 rng(3033);
-  int checked = 0;
-  for (int i = 0; i < testing::scaled(400); ++i) {
-    const Problem p = binding_problem(rng, 8);
-    if (!p.usage_limit) continue;
-    CAPTURE(i);
-    const FoldedProblem folded = fold_problem(p);
-    if (folded.infeasible) continue;
+  uint64_t seed = 0;
+  const auto check = [&](const Problem& p, const FoldedProblem& folded, int64_t) {
     const NetworkInput input = folded_input(p, folded, rng, false);
     const Assignment plan = first_plan_that_fits(input);
-    if (plan.empty()) continue;
+    if (plan.empty()) return false;  // folded away entirely
     NetworkRegionOptions small;
-    small.seed = static_cast<uint64_t>(i);
+    small.seed = ++seed;
     small.first_size = 2;
     small.max_regions = 12;
     small.work_per_region = 200;
@@ -130,9 +116,9 @@ TEST_CASE("network_regions_SmallRegionsReportFallingPlansAtTheirScores") {
       CHECK(input.score(x) == cost);
       last = cost;
     }
-    ++checked;
-  }
-  CHECK(checked > testing::scaled(50));
+    return true;
+  };
+  CHECK(for_each_limited_problem(rng, testing::scaled(400), /*mixed=*/false, check) > testing::scaled(50));
 }
 
 }  // namespace shardsynth::synth
