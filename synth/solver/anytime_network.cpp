@@ -21,6 +21,7 @@ void search_regions_after_anytime(const Problem& problem, const CegisOptions& op
   const NetworkInput input = plain_network_input(problem, folded);
   NetworkRegionOptions regions;
   regions.seed = options.seed;
+  regions.threads = std::max(1, options.threads);
   regions.deadline = deadline;
   NetworkRun run;
   for (auto& [found, cost] : search_network_regions(input, result.best_cost, plan, regions).plans) {
@@ -44,6 +45,7 @@ void search_network_after_anytime(const Problem& problem, const CegisOptions& op
   if (deadline) {
     regions.emplace();
     regions->seed = options.seed;
+    regions->threads = std::max(1, options.threads);
     regions->deadline = Clock::now() + (*deadline - Clock::now()) * kRegionsShare / 4;
   }
   std::optional<NetworkRun> run = run_network_search(problem, problem, nullptr, result.best_cost, result.best,

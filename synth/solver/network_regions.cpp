@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "synth/solver/interrupt.hpp"
 
@@ -17,7 +20,6 @@ constexpr int kMinSize = 8;  // the fewest variables a region shrinks to
 struct NetworkIndex {
   std::vector<std::vector<int>> edges_of;  // per variable: its edges (indices into the network's edges)
   std::vector<std::vector<std::pair<int, int>>> rows_of;  // per variable: (row, member index) of each row holding it
-  std::vector<int64_t> used;               // per row: the bytes its members take under the incumbent
 };
 
 NetworkIndex index_of(const NetworkInput& input) {
@@ -38,12 +40,14 @@ NetworkIndex index_of(const NetworkInput& input) {
   return index;
 }
 
-void set_usage(const NetworkInput& input, const Assignment& plan, NetworkIndex& index) {
-  index.used.assign(input.rows.size(), 0);
+// Per row: the bytes its members take under `plan`.
+std::vector<int64_t> usage_of(const NetworkInput& input, const Assignment& plan) {
+  std::vector<int64_t> used(input.rows.size(), 0);
   for (std::size_t r = 0; r < input.rows.size(); ++r) {
     const KnapsackRow& row = input.rows[r];
-    for (std::size_t m = 0; m < row.vars.size(); ++m) index.used[r] += row.weights[m][plan[row.vars[m]]];
+    for (std::size_t m = 0; m < row.vars.size(); ++m) used[r] += row.weights[m][plan[row.vars[m]]];
   }
+  return used;
 }
 
 // Whether the members [begin, end) of `members` (one row's, by region
@@ -63,8 +67,8 @@ bool same_members(const NetworkInput& input, const std::vector<std::array<int, 3
 // others folded into their unary costs at `plan`'s values, and each row
 // that holds one of them with the room the others leave (rows that cannot
 // overflow dropped). Its score puts a region plan into `plan`.
-NetworkInput region_of(const NetworkInput& input, const NetworkIndex& index, const Assignment& plan,
-                       const std::vector<int>& vars) {
+NetworkInput region_of(const NetworkInput& input, const NetworkIndex& index, const std::vector<int64_t>& used,
+                       const Assignment& plan, const std::vector<int>& vars) {
   const Problem& whole = input.network;
   std::vector<int> at(whole.nodes.size(), -1);
   for (std::size_t k = 0; k < vars.size(); ++k) at[vars[k]] = static_cast<int>(k);
@@ -102,7 +106,7 @@ NetworkInput region_of(const NetworkInput& input, const NetworkIndex& index, con
   for (std::size_t begin = 0, end = 0; begin < members.size(); begin = end) {
     const int r = members[begin][0];
     const KnapsackRow& row = input.rows[r];
-    int64_t capacity = row.capacity - index.used[r];
+    int64_t capacity = row.capacity - used[r];
     int64_t heaviest = 0;
     for (end = begin; end < members.size() && members[end][0] == r; ++end) {
       const auto& weights = row.weights[members[end][2]];
@@ -168,23 +172,96 @@ void grow(const Problem& network, const NetworkIndex& index, int root, int size,
 
 // A member of the row with the least room under the incumbent, or -1
 // without rows.
-int fullest_row_member(const NetworkInput& input, const NetworkIndex& index, std::mt19937_64& rng) {
+int fullest_row_member(const NetworkInput& input, const std::vector<int64_t>& used, std::mt19937_64& rng) {
   int fullest = -1;
   for (std::size_t r = 0; r < input.rows.size(); ++r) {
-    const int64_t room = input.rows[r].capacity - index.used[r];
-    if (fullest < 0 || room < input.rows[fullest].capacity - index.used[fullest]) fullest = static_cast<int>(r);
+    const int64_t room = input.rows[r].capacity - used[r];
+    if (fullest < 0 || room < input.rows[fullest].capacity - used[fullest]) fullest = static_cast<int>(r);
   }
   if (fullest < 0 || input.rows[fullest].vars.empty()) return -1;
   const auto& vars = input.rows[fullest].vars;
   return vars[rng() % vars.size()];
 }
 
+// Mixed into the seed for each worker's random stream after the first.
+constexpr uint64_t kWorkerStream = 0x9e3779b97f4a7c15ULL;
+
+// What the workers share: the best plan so far and the run's counts.
+struct Shared {
+  Assignment plan;        // the best plan so far
+  int64_t cost;           // its score
+  std::mutex mutex;       // guards the members and the run
+  std::atomic<long> regions{0};  // regions searched by all workers
+
+  bool done(const NetworkRegionOptions& options, const NetworkRegionRun&) const {
+    return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested() ||
+           (options.max_regions > 0 && regions.load() >= options.max_regions);
+  }
+};
+
+// One worker's own state: the plan its regions start from and its stream.
+struct Worker {
+  Assignment plan;              // the plan its next region starts from
+  int64_t cost;                 // its score
+  std::vector<int64_t> used;    // per row: the bytes its members take under `plan`
+  std::mt19937_64 rng;          // its regions' random stream
+  int size;                     // variables of its next region
+};
+
+// A cheaper plan another worker found becomes this worker's start.
+void adopt_shared(const NetworkInput& input, Shared& shared, Worker& self) {
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  if (shared.cost >= self.cost) return;
+  self.plan = shared.plan;
+  self.cost = shared.cost;
+  self.used = usage_of(input, self.plan);
+}
+
+// Grows one region around the worker's plan, searches it and takes what it
+// found: a cheaper plan is the worker's, and the run's when no worker has
+// a cheaper one; the size adapts to the outcome.
+void search_one_region(const NetworkInput& input, const NetworkIndex& index, const NetworkRegionOptions& options,
+                       Shared& shared, Worker& self, NetworkRegionRun& run) {
+  const int variables = static_cast<int>(input.network.nodes.size());
+  std::vector<char> taken(variables, 0);
+  std::vector<int> vars;
+  const long number = shared.regions.fetch_add(1);
+  const int far = number % 2 == 1 ? fullest_row_member(input, self.used, self.rng) : -1;
+  const int size = self.size;
+  grow(input.network, index, static_cast<int>(self.rng() % variables), far >= 0 ? size / 2 : size, self.rng, taken,
+       vars);
+  if (far >= 0) grow(input.network, index, far, size - size / 2, self.rng, taken, vars);
+  const NetworkInput region = region_of(input, index, self.used, self.plan, vars);
+  Assignment hint(vars.size());
+  for (std::size_t k = 0; k < vars.size(); ++k) hint[k] = self.plan[vars[k]];
+  NetworkSearchOptions search;
+  search.deadline = options.deadline;
+  search.max_work = options.work_per_region;
+  const NetworkSearch found = search_network(region, self.cost, hint, search);
+  if (!found.plan.empty()) {
+    for (std::size_t k = 0; k < vars.size(); ++k) self.plan[vars[k]] = found.plan[k];
+    self.cost = found.incumbent;
+    self.used = usage_of(input, self.plan);
+  }
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  ++run.regions;
+  if (!found.plan.empty() && self.cost < shared.cost) {
+    shared.plan = self.plan;
+    shared.cost = self.cost;
+    run.plans.emplace_back(self.plan, self.cost);
+  }
+  if (found.outcome == "closed") {
+    ++run.closed;
+    self.size = std::min({variables, options.max_size, size + size / 4 + 1});
+  } else if (found.outcome == "work limit") {
+    self.size = std::max(kMinSize, size - size / 5);
+  }
+}
+
 }  // namespace
 
 NetworkInput region_input(const NetworkInput& input, const Assignment& plan, const std::vector<int>& vars) {
-  NetworkIndex index = index_of(input);
-  set_usage(input, plan, index);
-  return region_of(input, index, plan, vars);
+  return region_of(input, index_of(input), usage_of(input, plan), plan, vars);
 }
 
 NetworkRegionRun search_network_regions(const NetworkInput& input, int64_t incumbent, Assignment plan,
@@ -192,42 +269,27 @@ NetworkRegionRun search_network_regions(const NetworkInput& input, int64_t incum
   NetworkRegionRun run;
   const int variables = static_cast<int>(input.network.nodes.size());
   if (variables == 0 || plan.empty() || !input.multipliers.q.empty()) return run;
-  NetworkIndex index = index_of(input);
-  set_usage(input, plan, index);
-  std::mt19937_64 rng(options.seed);
-  int size = std::min(options.first_size, variables);
-  const auto done = [&] {
-    return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested() ||
-           (options.max_regions > 0 && run.regions >= options.max_regions);
+  const NetworkIndex index = index_of(input);
+  Shared shared{plan, incumbent};
+  const int threads = std::max(1, options.threads);
+  std::vector<int> sizes(threads);
+  const auto worker = [&](int w) {
+    Worker self{plan, incumbent, usage_of(input, plan), std::mt19937_64(options.seed + kWorkerStream * w),
+                std::min(options.first_size, variables)};
+    while (!shared.done(options, run)) {
+      if (threads > 1) adopt_shared(input, shared, self);
+      search_one_region(input, index, options, shared, self, run);
+    }
+    sizes[w] = self.size;
   };
-  while (!done()) {
-    std::vector<char> taken(variables, 0);
-    std::vector<int> vars;
-    const int far = run.regions % 2 == 1 ? fullest_row_member(input, index, rng) : -1;
-    grow(input.network, index, static_cast<int>(rng() % variables), far >= 0 ? size / 2 : size, rng, taken, vars);
-    if (far >= 0) grow(input.network, index, far, size - size / 2, rng, taken, vars);
-    const NetworkInput region = region_of(input, index, plan, vars);
-    Assignment hint(vars.size());
-    for (std::size_t k = 0; k < vars.size(); ++k) hint[k] = plan[vars[k]];
-    NetworkSearchOptions search;
-    search.deadline = options.deadline;
-    search.max_work = options.work_per_region;
-    const NetworkSearch found = search_network(region, incumbent, hint, search);
-    ++run.regions;
-    if (!found.plan.empty()) {
-      for (std::size_t k = 0; k < vars.size(); ++k) plan[vars[k]] = found.plan[k];
-      incumbent = found.incumbent;
-      run.plans.emplace_back(plan, incumbent);
-      set_usage(input, plan, index);
-    }
-    if (found.outcome == "closed") {
-      ++run.closed;
-      size = std::min({variables, options.max_size, size + size / 4 + 1});
-    } else if (found.outcome == "work limit") {
-      size = std::max(kMinSize, size - size / 5);
-    }
+  if (threads == 1) {
+    worker(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < threads; ++w) pool.emplace_back(worker, w);
+    for (std::thread& t : pool) t.join();
   }
-  run.size = size;
+  run.size = sizes.front();
   return run;
 }
 

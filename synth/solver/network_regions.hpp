@@ -10,7 +10,10 @@
 // of half the size, the second grown from a member of the row the
 // incumbent fills most, so that memory can move between far parts of the
 // graph. The size adapts: a quarter more after a region closed within the
-// budget, a fifth less after one ran out of it.
+// budget, a fifth less after one ran out of it. With several threads, each
+// worker searches regions of its own stream and starts each one from the
+// best plan any worker has found (BENCHMARKS.md, "Issue 32: regions of the
+// cost network", two workers).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -28,13 +31,14 @@ struct NetworkRegionOptions {
   int first_size = 24;               // variables of the first region
   int max_size = 600;                // the most variables a region grows to
   long max_regions = 0;              // regions at most (0: until the deadline)
+  int threads = 1;                   // workers searching regions side by side, each from the best plan any has found (1: deterministic)
 };
 
 struct NetworkRegionRun {
   std::vector<std::pair<Assignment, int64_t>> plans;  // network plans with their scores, each cheaper than the last
   long regions = 0;                                   // regions searched
   long closed = 0;                                    // of them, searched whole within the budget
-  int size = 0;                                       // the region size reached at the end
+  int size = 0;                                       // the region size the first worker reached at the end
 };
 
 // The network of region `vars` (variables of `input`'s network) around
