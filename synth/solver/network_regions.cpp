@@ -188,12 +188,13 @@ constexpr uint64_t kWorkerStream = 0x9e3779b97f4a7c15ULL;
 
 // What the workers share: the best plan so far and the run's counts.
 struct Shared {
-  Assignment plan;        // the best plan so far
-  int64_t cost;           // its score
-  std::mutex mutex;       // guards the members and the run
-  std::atomic<long> regions{0};  // regions searched by all workers
+  Assignment plan;               // the best plan so far
+  int64_t cost;                  // its score
+  std::mutex mutex;              // guards plan, cost and the run's fields
+  std::atomic<long> regions{0};  // regions begun by all workers
 
-  bool done(const NetworkRegionOptions& options, const NetworkRegionRun&) const {
+  // Past the deadline, on an interrupt, or with max_regions begun.
+  bool done(const NetworkRegionOptions& options) const {
     return (options.deadline && Clock::now() >= *options.deadline) || interrupt_requested() ||
            (options.max_regions > 0 && regions.load() >= options.max_regions);
   }
@@ -276,7 +277,7 @@ NetworkRegionRun search_network_regions(const NetworkInput& input, int64_t incum
   const auto worker = [&](int w) {
     Worker self{plan, incumbent, usage_of(input, plan), std::mt19937_64(options.seed + kWorkerStream * w),
                 std::min(options.first_size, variables)};
-    while (!shared.done(options, run)) {
+    while (!shared.done(options)) {
       if (threads > 1) adopt_shared(input, shared, self);
       search_one_region(input, index, options, shared, self, run);
     }
