@@ -9,6 +9,21 @@
 
 namespace shardsynth::synth {
 using Clock = std::chrono::steady_clock;
+namespace {
+
+// Each of `run`'s plans cheaper than `result`'s best becomes the best and a step.
+void publish_network_plans(const Problem& problem, NetworkRun& run, const IterationCallback& on_iteration,
+                           CegisResult& result) {
+  for (std::size_t k = 0; k < run.plans.size(); ++k) {
+    Iteration it = network_plan_step(problem, run, k, result.best_cost);
+    if (it.cost >= result.best_cost) continue;
+    result.best = it.assignment;
+    result.best_cost = it.cost;
+    publish_step(std::move(it), on_iteration, result);
+  }
+}
+
+}  // namespace
 
 void search_regions_after_anytime(const Problem& problem, const CegisOptions& options,
                                   std::optional<Clock::time_point> deadline, const IterationCallback& on_iteration,
@@ -27,13 +42,7 @@ void search_regions_after_anytime(const Problem& problem, const CegisOptions& op
   for (auto& [found, cost] : search_network_regions(input, result.best_cost, plan, regions).plans) {
     run.plans.emplace_back(unfold(folded, found), cost);
   }
-  for (std::size_t k = 0; k < run.plans.size(); ++k) {
-    Iteration it = network_plan_step(problem, run, k, result.best_cost);
-    if (it.cost >= result.best_cost) continue;
-    result.best = it.assignment;
-    result.best_cost = it.cost;
-    publish_step(std::move(it), on_iteration, result);
-  }
+  publish_network_plans(problem, run, on_iteration, result);
 }
 
 void search_network_after_anytime(const Problem& problem, const CegisOptions& options,
@@ -52,13 +61,7 @@ void search_network_after_anytime(const Problem& problem, const CegisOptions& op
                                                      /*work=*/0, kNetworkMaxVariables, deadline, /*climb=*/false,
                                                      std::max(1, options.threads), regions);
   if (!run) return;
-  for (std::size_t k = 0; k < run->plans.size(); ++k) {
-    Iteration it = network_plan_step(problem, *run, k, result.best_cost);
-    if (it.cost >= result.best_cost) continue;
-    result.best = it.assignment;
-    result.best_cost = it.cost;
-    publish_step(std::move(it), on_iteration, result);
-  }
+  publish_network_plans(problem, *run, on_iteration, result);
   const NetworkSearch& found = run->found;
   const bool closed = found.outcome == "closed";
   publish_step(network_search_step(*run, result.best_cost), on_iteration, result);  // closed: none below the best

@@ -22,13 +22,20 @@ std::vector<double> duals_on_rows(const std::vector<KnapsackRow>& rows, const Pr
   return duals;
 }
 
-NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, const Problem& kernel,
-                           const LpRelaxation* lp, std::optional<std::chrono::steady_clock::time_point> deadline) {
+NetworkInput plain_network_input(const Problem& problem, const FoldedProblem& folded) {
   NetworkInput input;
   input.rows = rows_of_folded(folded);
   input.score = [&problem, &folded](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
-  Problem network = folded.kernel;
-  int64_t offset = folded.constant;
+  input.network = folded.kernel;
+  input.offset = folded.constant;
+  return input;
+}
+
+NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, const Problem& kernel,
+                           const LpRelaxation* lp, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  NetworkInput input = plain_network_input(problem, folded);
+  Problem network = std::move(input.network);
+  int64_t offset = input.offset;
   if (lp && lp->has_duals() && folded.usage_limit && *folded.usage_limit > 0) {
     input.multipliers = multipliers_of_duals(duals_on_rows(input.rows, kernel, *lp), *folded.usage_limit);
     PenalizedKernel penalized = penalize_rows(network, input.rows, input.multipliers);
@@ -41,15 +48,6 @@ NetworkInput network_input(const Problem& problem, const FoldedProblem& folded, 
   DualBound dual = reparameterize(network, options);
   input.network = std::move(dual.problem);
   input.offset = offset + dual.constant;
-  return input;
-}
-
-NetworkInput plain_network_input(const Problem& problem, const FoldedProblem& folded) {
-  NetworkInput input;
-  input.rows = rows_of_folded(folded);
-  input.score = [&problem, &folded](const Assignment& plan) { return evaluate(problem, unfold(folded, plan)); };
-  input.network = folded.kernel;
-  input.offset = folded.constant;
   return input;
 }
 
@@ -78,7 +76,6 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
       from = lns.plans.back().first;
       incumbent = lns.plans.back().second;
     }
-    run.regions = lns.regions;
   }
   NetworkSearchOptions options;
   options.max_work = work;
@@ -86,8 +83,6 @@ std::optional<NetworkRun> run_network_search(const Problem& problem, const Probl
   PortfolioRun found = search_portfolio(members, incumbent, from, options, climb, threads);
   for (auto& [plan, cost] : found.plans) run.plans.emplace_back(unfold(folded, plan), cost);
   run.found = std::move(found.found);
-  run.members = static_cast<int>(members.size());
-  run.winner = found.winner;
   return run;
 }
 

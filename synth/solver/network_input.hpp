@@ -54,9 +54,6 @@ struct NetworkRun {
   std::vector<std::pair<Assignment, int64_t>> plans;  // each plan found and its cost
   NetworkSearch found;                                // the search's outcome, bounds and counts
   double prepare_ms = 0;                              // folding, rows, penalties and reparameterization, milliseconds
-  int members = 1;                                    // networks searched side by side (2: penalized by the LP's duals and plain)
-  int winner = -1;                                    // the member whose search closed (0: the first network), -1 when none did
-  long regions = 0;                                   // regions searched before it (network_regions.hpp)
 };
 
 // Folds `problem`, builds its network (network_input) and searches it below
